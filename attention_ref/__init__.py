@@ -1,0 +1,27 @@
+"""attention_ref: the attention mechanism in small, readable PyTorch, tested against PyTorch.
+
+Shape legend used throughout: N batch, H heads, L query length, S key/value length,
+E model width (d_model), D per-head width (d_k = E / H).
+"""
+
+from .attention import attention_weights, scaled_dot_product_attention
+from .encoder import TransformerEncoderLayer
+from .masks import causal_mask, padding_mask, sliding_window_mask
+from .multihead import MultiHeadAttention
+from .norms import LayerNorm, RMSNorm
+from .softmax import softmax
+
+__all__ = [
+    "LayerNorm",
+    "MultiHeadAttention",
+    "RMSNorm",
+    "TransformerEncoderLayer",
+    "attention_weights",
+    "causal_mask",
+    "padding_mask",
+    "scaled_dot_product_attention",
+    "sliding_window_mask",
+    "softmax",
+]
+
+__version__ = "0.1.0"

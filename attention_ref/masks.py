@@ -1,0 +1,165 @@
+"""Boolean attention masks: True = the query **may attend** to the key.
+
+Every mask here broadcasts against scores of shape (N, H, L, S):
+    causal_mask, sliding_window_mask -> (L, S)
+    padding_mask                     -> (N, 1, 1, S)
+
+This is PyTorch SDPA's convention. ``nn.MultiheadAttention`` uses the opposite one (True =
+masked): pass ``~mask`` there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = ["causal_mask", "padding_mask", "sliding_window_mask"]
+
+_ALIGNS = ("top_left", "bottom_right")
+
+
+def _check_length(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name}: expected a positive length, got {value}")
+    return value
+
+
+def _offset(q_len: int, k_len: int, align: str) -> int:
+    """How many keys come before query 0's own position."""
+    if align not in _ALIGNS:
+        raise ValueError(f"align: expected one of {_ALIGNS}, got {align!r}")
+    return 0 if align == "top_left" else k_len - q_len
+
+
+# --8<-- [start:causal_mask]
+def causal_mask(
+    q_len: int,
+    k_len: int | None = None,
+    *,
+    align: str = "top_left",
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """Lower-triangular mask: query ``i`` may attend to keys up to its own position.
+
+    With ``align="top_left"`` (PyTorch's ``is_causal``), query ``i`` sees keys ``0..i``.
+    With ``align="bottom_right"``, the queries are the *last* ``q_len`` positions of the
+    ``k_len`` keys, so query ``i`` sees keys ``0..i + k_len - q_len``: what decoding with a
+    KV cache needs. The two agree when ``q_len == k_len``.
+
+    Args:
+        q_len: L, the number of queries.
+        k_len: S, the number of keys; defaults to ``q_len``.
+        align: ``"top_left"`` or ``"bottom_right"``.
+        device: Where to create the mask.
+
+    Returns:
+        A bool tensor ``(L, S)``, True where attention is allowed.
+
+    Examples:
+        >>> causal_mask(3).int()
+        tensor([[1, 0, 0],
+                [1, 1, 0],
+                [1, 1, 1]], dtype=torch.int32)
+        >>> causal_mask(2, 4, align="bottom_right").int()  # 2 new tokens after 2 cached ones
+        tensor([[1, 1, 1, 0],
+                [1, 1, 1, 1]], dtype=torch.int32)
+    """
+    q_len = _check_length("q_len", q_len)
+    k_len = q_len if k_len is None else _check_length("k_len", k_len)
+    diagonal = _offset(q_len, k_len, align)
+    return torch.ones(q_len, k_len, dtype=torch.bool, device=device).tril(diagonal)  # (L, S)
+
+
+# --8<-- [end:causal_mask]
+
+
+# --8<-- [start:padding_mask]
+def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) -> Tensor:
+    """Mask out the padding at the end of each sequence in a batch.
+
+    Args:
+        lengths: ``(N,)`` the true length of each sequence (an int tensor or a list).
+        max_len: S, the padded length; defaults to ``max(lengths)``.
+
+    Returns:
+        A bool tensor ``(N, 1, 1, S)``: True for real tokens, False for padding. It
+        broadcasts over heads and queries.
+
+    Examples:
+        >>> padding_mask([3, 1], max_len=4)[:, 0, 0].int()
+        tensor([[1, 1, 1, 0],
+                [1, 0, 0, 0]], dtype=torch.int32)
+        >>> padding_mask(torch.tensor([2, 3])).shape
+        torch.Size([2, 1, 1, 3])
+    """
+    lengths = torch.as_tensor(lengths)
+    if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        raise TypeError(
+            "lengths: expected a 1-D integer tensor or list of ints (N,), got "
+            f"{lengths.dtype} of shape {tuple(lengths.shape)}"
+        )
+    if lengths.numel() and int(lengths.min()) < 0:
+        raise ValueError(f"lengths: expected non-negative lengths, got {lengths.tolist()}")
+    longest = int(lengths.max()) if lengths.numel() else 0
+    max_len = longest if max_len is None else max_len
+    if max_len < longest:
+        raise ValueError(f"max_len: expected at least the longest length {longest}, got {max_len}")
+    positions = torch.arange(max_len, device=lengths.device)  # (S,)
+    keep = positions < lengths[:, None]  # (N, S)
+    return keep[:, None, None, :]  # (N, 1, 1, S)
+
+
+# --8<-- [end:padding_mask]
+
+
+# --8<-- [start:sliding_window_mask]
+def sliding_window_mask(
+    q_len: int,
+    window: int,
+    k_len: int | None = None,
+    *,
+    causal: bool = True,
+    align: str = "top_left",
+) -> Tensor:
+    """Local attention: each query sees only the keys within ``window`` positions.
+
+    With ``causal=True`` query ``i`` sees key ``j`` when ``0 <= i - j < window`` (itself and
+    the ``window - 1`` keys before it); with ``causal=False`` when ``|i - j| < window``.
+    Positions are aligned as in :func:`causal_mask`.
+
+    Args:
+        q_len: L, the number of queries.
+        window: How far a query can look; at least 1.
+        k_len: S, the number of keys; defaults to ``q_len``.
+        causal: Only look backwards.
+        align: ``"top_left"`` or ``"bottom_right"``, as in :func:`causal_mask`.
+
+    Returns:
+        A bool tensor ``(L, S)``, True where attention is allowed.
+
+    Examples:
+        >>> sliding_window_mask(4, window=2).int()
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [0, 1, 1, 0],
+                [0, 0, 1, 1]], dtype=torch.int32)
+        >>> sliding_window_mask(3, window=2, causal=False).int()
+        tensor([[1, 1, 0],
+                [1, 1, 1],
+                [0, 1, 1]], dtype=torch.int32)
+    """
+    q_len = _check_length("q_len", q_len)
+    window = _check_length("window", window)
+    k_len = q_len if k_len is None else _check_length("k_len", k_len)
+    query_pos = torch.arange(q_len)[:, None] + _offset(q_len, k_len, align)  # (L, 1)
+    distance = query_pos - torch.arange(k_len)[None, :]  # (L, S): i - j
+    if causal:
+        return (distance >= 0) & (distance < window)
+    return distance.abs() < window
+
+
+# --8<-- [end:sliding_window_mask]

@@ -1,0 +1,250 @@
+"""Multi-head attention as an ``nn.Module``: project, split into heads, attend, merge, project.
+
+MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O,  head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+
+Shape legend (batch-first):
+    N: batch size    L: query length    S: key/value length
+    E: embed_dim (d_model)    H: num_heads    D: head_dim = E / H (d_k)
+    H_kv: num_kv_heads (grouped-query attention: H_kv divides H; 1 is multi-query)
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ._checks import check_dropout, check_tensor
+from .attention import attention_weights, scaled_dot_product_attention
+
+__all__ = ["MultiHeadAttention"]
+
+
+# --8<-- [start:split_heads]
+def _split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """(N, L, H * D) -> (N, H, L, D): each head gets its own slice of the features."""
+    n, length, width = x.shape
+    return x.view(n, length, num_heads, width // num_heads).transpose(1, 2)  # (N, H, L, D)
+
+
+def _merge_heads(x: Tensor) -> Tensor:
+    """(N, H, L, D) -> (N, L, H * D): concatenate the heads again."""
+    n, heads, length, head_dim = x.shape
+    return x.transpose(1, 2).reshape(n, length, heads * head_dim)  # (N, L, E)
+
+
+# --8<-- [end:split_heads]
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Multi-head attention, batch-first, with PyTorch's argument names.
+
+    $$\operatorname{MultiHead}(Q, K, V) = \operatorname{Concat}(\mathrm{head}_1, \dots,
+      \mathrm{head}_h) W^O,\quad \mathrm{head}_i = \operatorname{Attention}(QW_i^Q, KW_i^K,
+      VW_i^V)$$
+
+    The per-head matrices $W_i^Q$ are stored side by side in one ``q_proj`` of width
+    ``embed_dim``; splitting its output into ``num_heads`` slices gives each head its own
+    projection. Masks use PyTorch SDPA's convention: boolean True = **may attend**
+    (``nn.MultiheadAttention`` means the opposite: there True = masked).
+
+    Args:
+        embed_dim: E, the model width (d_model).
+        num_heads: H; must divide ``embed_dim``.
+        dropout: Dropout probability on the attention weights, in training mode only.
+        bias: Add biases to the four projections.
+        kdim: Width of ``key`` if it differs from ``embed_dim`` (cross-attention).
+        vdim: Width of ``value`` if it differs from ``embed_dim``.
+        num_kv_heads: H_kv key/value heads (grouped-query attention); must divide
+            ``num_heads``. ``None`` means ``num_heads`` (standard); 1 is multi-query.
+
+    Raises:
+        ValueError: If ``embed_dim`` is not divisible by ``num_heads``, ``num_kv_heads``
+            does not divide ``num_heads``, or ``dropout`` is outside [0, 1).
+
+    Examples:
+        >>> _ = torch.manual_seed(0)
+        >>> mha = MultiHeadAttention(embed_dim=8, num_heads=2)
+        >>> x = torch.randn(1, 3, 8)  # (N, L, E)
+        >>> out, weights = mha(x)  # self-attention: key = value = x
+        >>> out.shape, weights.shape  # weights per head: (N, H, L, S)
+        (torch.Size([1, 3, 8]), torch.Size([1, 2, 3, 3]))
+        >>> weights.sum(dim=-1)
+        tensor([[[1.0000, 1.0000, 1.0000],
+                 [1.0000, 1.0000, 1.0000]]], grad_fn=<SumBackward1>)
+        >>> sum(p.numel() for p in mha.parameters())  # 4 * E * E + 4 * E
+        288
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        *,
+        dropout: float = 0.0,
+        bias: bool = True,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        num_kv_heads: int | None = None,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads != 0:
+            raise ValueError(
+                f"embed_dim: expected a positive multiple of num_heads, got embed_dim={embed_dim}"
+                f" and num_heads={num_heads}"
+            )
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        if num_kv_heads <= 0 or num_heads % num_kv_heads != 0:
+            raise ValueError(
+                f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
+            )
+        check_dropout(dropout, "dropout")
+        self.embed_dim, self.num_heads, self.num_kv_heads = embed_dim, num_heads, num_kv_heads
+        self.head_dim = embed_dim // num_heads
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self.dropout = dropout
+        kv_width = num_kv_heads * self.head_dim
+        factory = {"device": device, "dtype": dtype}
+        # --8<-- [start:projections]
+        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)  # all H heads' W^Q
+        self.k_proj = nn.Linear(self.kdim, kv_width, bias=bias, **factory)
+        self.v_proj = nn.Linear(self.vdim, kv_width, bias=bias, **factory)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)  # W^O
+        # --8<-- [end:projections]
+
+    def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
+        for name, x, width in (
+            ("query", query, self.embed_dim),
+            ("key", key, self.kdim),
+            ("value", value, self.vdim),
+        ):
+            check_tensor(name, x)
+            if x.dim() != 3 or x.size(-1) != width:
+                raise ValueError(
+                    f"{name}: expected a batch-first tensor (N, length, {width}), "
+                    f"got shape {tuple(x.shape)}"
+                )
+        if not query.size(0) == key.size(0) == value.size(0):
+            raise ValueError(
+                "query, key and value: expected the same batch size N, got "
+                f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}"
+            )
+        if key.size(1) != value.size(1):
+            raise ValueError(
+                "key and value: expected the same length S, got "
+                f"{tuple(key.shape)} and {tuple(value.shape)}"
+            )
+
+    # --8<-- [start:forward]
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        *,
+        attn_mask: Tensor | None = None,
+        is_causal: bool = False,
+        need_weights: bool = True,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``.
+
+        Args:
+            query: ``(N, L, E)``.
+            key: ``(N, S, kdim)``; defaults to ``query`` (self-attention).
+            value: ``(N, S, vdim)``; defaults to ``key``.
+            attn_mask: Broadcastable to ``(N, H, L, S)``, e.g. ``(L, S)`` or a padding
+                mask ``(N, 1, 1, S)``. Boolean True = may attend; floating = added.
+            is_causal: Top-left-aligned causal mask, as in PyTorch.
+            need_weights: Also return the attention weights.
+
+        Returns:
+            ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
+            (after dropout, as PyTorch returns them), or ``None`` if not asked for.
+        """
+        key = query if key is None else key
+        value = key if value is None else value
+        self._check_inputs(query, key, value)
+        q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
+        k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
+        v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
+        gqa = self.num_kv_heads != self.num_heads
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            weights = attention_weights(q, k, attn_mask, is_causal, enable_gqa=gqa)  # (N,H,L,S)
+            if dropout_p > 0.0:
+                weights = F.dropout(weights, p=dropout_p)
+            v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
+            heads = weights @ v  # (N, H, L, D)
+        else:
+            weights = None
+            heads = scaled_dot_product_attention(
+                q, k, v, attn_mask, dropout_p, is_causal, enable_gqa=gqa
+            )  # (N, H, L, D)
+        return self.out_proj(_merge_heads(heads)), weights  # (N, L, E)
+
+    # --8<-- [end:forward]
+
+    @classmethod
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
+        """Copy the weights of a ``torch.nn.MultiheadAttention``.
+
+        The copy gives the same output for the same (batch-first) inputs; for a module made
+        with ``batch_first=False``, feed ours the inputs transposed to ``(N, L, E)``. Masks
+        must be converted: PyTorch's boolean ``attn_mask`` and ``key_padding_mask`` mean True
+        = *masked*, ours True = *may attend*, so pass ``~mask``.
+
+        Args:
+            module: The PyTorch module; ``add_bias_kv`` and ``add_zero_attn`` are not supported.
+
+        Returns:
+            A new ``MultiHeadAttention`` on the same device and dtype.
+
+        Raises:
+            TypeError: If ``module`` is not an ``nn.MultiheadAttention``.
+            ValueError: If it uses ``add_bias_kv`` or ``add_zero_attn``.
+
+        Examples:
+            >>> _ = torch.manual_seed(0)
+            >>> theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+            >>> ours = MultiHeadAttention.from_torch(theirs)
+            >>> x = torch.randn(2, 5, 8)
+            >>> torch.allclose(ours(x)[0], theirs(x, x, x)[0], atol=1e-6)
+            True
+        """
+        if not isinstance(module, nn.MultiheadAttention):
+            raise TypeError(
+                f"module: expected a torch.nn.MultiheadAttention, got {type(module).__name__}"
+            )
+        if module.bias_k is not None or module.add_zero_attn:
+            raise ValueError("module: add_bias_kv and add_zero_attn are not supported")
+        weight = module.out_proj.weight
+        ours = cls(
+            module.embed_dim,
+            module.num_heads,
+            dropout=module.dropout,
+            bias=module.in_proj_bias is not None,
+            kdim=module.kdim,
+            vdim=module.vdim,
+            device=weight.device,
+            dtype=weight.dtype,
+        )
+        if module._qkv_same_embed_dim:
+            q_w, k_w, v_w = module.in_proj_weight.chunk(3)
+        else:
+            q_w, k_w, v_w = module.q_proj_weight, module.k_proj_weight, module.v_proj_weight
+        with torch.no_grad():
+            for proj, w in ((ours.q_proj, q_w), (ours.k_proj, k_w), (ours.v_proj, v_w)):
+                proj.weight.copy_(w)
+            ours.out_proj.weight.copy_(weight)
+            if module.in_proj_bias is not None:
+                for proj, b in zip(
+                    (ours.q_proj, ours.k_proj, ours.v_proj),
+                    module.in_proj_bias.chunk(3),
+                    strict=True,
+                ):
+                    proj.bias.copy_(b)
+                ours.out_proj.bias.copy_(module.out_proj.bias)
+        return ours
