@@ -5,9 +5,6 @@ Every session installs with the constraints file, which pins torch to the CPU bu
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import nox
 
 nox.needs_version = ">=2025.2.9"
@@ -37,7 +34,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit tests against PyTorch, the package's doctests and the pages' doctests (both languages)."""
+    """Tests against PyTorch, the package doctests and the pages' doctests (both languages)."""
     _install(session, "test")
     session.run("pytest", *session.posargs)
 

@@ -17,9 +17,7 @@ def check_tensor(name: str, x: object, *, min_dim: int = 0, floating: bool = Tru
     if floating and not x.is_floating_point():
         raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
     if x.dim() < min_dim:
-        raise ValueError(
-            f"{name}: expected at least {min_dim} dimensions, got shape {_shape(x)}"
-        )
+        raise ValueError(f"{name}: expected at least {min_dim} dimensions, got shape {_shape(x)}")
 
 
 def check_qkv(query: Tensor, key: Tensor, value: Tensor | None = None) -> None:

@@ -185,9 +185,9 @@ def scaled_dot_product_attention(
     """
     check_qkv(query, key, value)
     check_dropout(dropout_p)
-    if enable_gqa:
-        value = _expand_kv_heads(query, value, "value")
     weights = attention_weights(query, key, attn_mask, is_causal, scale, enable_gqa)  # (..., L, S)
+    if enable_gqa:
+        value = _expand_kv_heads(query, value, "value")  # (..., H, S, Ev)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ value  # (..., L, Ev)

@@ -83,7 +83,9 @@ class TransformerEncoderLayer(nn.Module):
         self.norm_first = norm_first
 
     # --8<-- [start:forward]
-    def forward(self, src: Tensor, *, attn_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
+    def forward(
+        self, src: Tensor, *, attn_mask: Tensor | None = None, is_causal: bool = False
+    ) -> Tensor:
         """Apply the layer to ``src`` ``(N, L, E)``; returns ``(N, L, E)``.
 
         ``attn_mask`` follows the SDPA convention (boolean True = may attend), so a

@@ -23,9 +23,7 @@ __all__ = ["LayerNorm", "RMSNorm"]
 def _as_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape or any(not isinstance(s, int) or s <= 0 for s in shape):
-        raise ValueError(
-            f"normalized_shape: expected positive ints, got {normalized_shape!r}"
-        )
+        raise ValueError(f"normalized_shape: expected positive ints, got {normalized_shape!r}")
     return shape
 
 
@@ -83,7 +81,9 @@ class LayerNorm(nn.Module):
         factory = {"device": device, "dtype": dtype}
         if elementwise_affine:
             self.weight = nn.Parameter(torch.ones(self.normalized_shape, **factory))
-            self.bias = nn.Parameter(torch.zeros(self.normalized_shape, **factory)) if bias else None
+            self.bias = (
+                nn.Parameter(torch.zeros(self.normalized_shape, **factory)) if bias else None
+            )
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -104,7 +104,9 @@ class LayerNorm(nn.Module):
     # --8<-- [end:layer_norm]
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class RMSNorm(nn.Module):
@@ -160,4 +162,6 @@ class RMSNorm(nn.Module):
     # --8<-- [end:rms_norm]
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )

@@ -8,7 +8,6 @@ denominator) but keeps every exponent at or below zero, so ``exp`` never overflo
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 __all__ = ["softmax"]

@@ -1,0 +1,113 @@
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from torch import nn
+
+from attention_ref import LayerNorm, RMSNorm
+
+from ._compare import assert_close_scaled
+
+shapes = st.lists(st.integers(1, 5), min_size=1, max_size=4)
+
+
+def _pair(ours_cls, theirs_cls, normalized_shape, dtype, **kwargs):
+    theirs = theirs_cls(normalized_shape, dtype=dtype, **kwargs)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.normal_()
+    ours = ours_cls(normalized_shape, dtype=dtype, **kwargs)
+    ours.load_state_dict(theirs.state_dict())
+    return ours, theirs
+
+
+def _check(ours, theirs, x):
+    x = x.requires_grad_()
+    out, ref = ours(x), theirs(x)
+    assert_close_scaled(out, ref)
+    g = torch.randn_like(ref)
+    ours_grads = torch.autograd.grad((out * g).sum(), [x, *ours.parameters()])
+    theirs_grads = torch.autograd.grad((ref * g).sum(), [x, *theirs.parameters()])
+    for a, b in zip(ours_grads, theirs_grads, strict=True):
+        assert_close_scaled(a, b, what="grad")
+
+
+@given(
+    batch=shapes,
+    n_norm=st.integers(1, 2),
+    affine=st.booleans(),
+    bias=st.booleans(),
+    eps=st.sampled_from([1e-5, 1e-6, 0.1]),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    seed=st.integers(0, 2**16),
+)
+def test_layer_norm_matches_torch(batch, n_norm, affine, bias, eps, dtype, seed):
+    torch.manual_seed(seed)
+    shape = tuple(batch[-n_norm:])
+    kwargs = {"eps": eps, "elementwise_affine": affine, "bias": bias}
+    ours, theirs = _pair(LayerNorm, nn.LayerNorm, shape, dtype, **kwargs)
+    assert ours.state_dict().keys() == theirs.state_dict().keys()
+    _check(ours, theirs, torch.randn(*batch, dtype=dtype) * 3 + 1)
+
+
+@given(
+    batch=shapes,
+    affine=st.booleans(),
+    eps=st.sampled_from([None, 1e-6]),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    seed=st.integers(0, 2**16),
+)
+def test_rms_norm_matches_torch(batch, affine, eps, dtype, seed):
+    torch.manual_seed(seed)
+    ours, theirs = _pair(RMSNorm, nn.RMSNorm, batch[-1], dtype, eps=eps, elementwise_affine=affine)
+    assert ours.state_dict().keys() == theirs.state_dict().keys()
+    _check(ours, theirs, torch.randn(*batch, dtype=dtype))
+
+
+def test_state_dict_loads_into_torch_and_back():
+    ours = LayerNorm(6)
+    theirs = nn.LayerNorm(6)
+    theirs.load_state_dict(ours.state_dict())
+    ours.load_state_dict(theirs.state_dict())
+    rms = RMSNorm(6)
+    nn.RMSNorm(6).load_state_dict(rms.state_dict())
+
+
+def test_gradcheck_float64():
+    x = torch.randn(2, 3, 5, dtype=torch.float64, requires_grad=True)
+    layer = LayerNorm(5, dtype=torch.float64)
+    rms = RMSNorm(5, dtype=torch.float64)
+    with torch.no_grad():
+        for p in [*layer.parameters(), *rms.parameters()]:
+            p.normal_()
+    assert torch.autograd.gradcheck(layer, (x,))
+    assert torch.autograd.gradcheck(rms, (x,))
+
+
+def test_unbiased_variance_would_not_match():
+    """The common bug: torch.var's default is unbiased (divide by n - 1)."""
+    x = torch.randn(4, 8, dtype=torch.float64)
+    wrong = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
+    assert not torch.allclose(wrong, nn.LayerNorm(8, dtype=torch.float64)(x))
+    assert torch.allclose(
+        LayerNorm(8, dtype=torch.float64)(x), nn.LayerNorm(8, dtype=torch.float64)(x)
+    )
+
+
+def test_normalizes_each_token_over_its_features():
+    y = LayerNorm(16, elementwise_affine=False)(torch.randn(3, 7, 16) * 5 + 2)
+    torch.testing.assert_close(y.mean(-1), torch.zeros(3, 7), atol=1e-5, rtol=0)
+    torch.testing.assert_close(y.var(-1, unbiased=False), torch.ones(3, 7), atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("cls", [LayerNorm, RMSNorm])
+def test_shape_mismatch_is_a_clear_error(cls):
+    with pytest.raises(
+        ValueError,
+        match=r"x: expected the last dimensions to be normalized_shape \(4,\), got shape \(2, 5\)",
+    ):
+        cls(4)(torch.randn(2, 5))
+    with pytest.raises(TypeError, match="x: expected a floating-point tensor, got torch.int64"):
+        cls(4)(torch.ones(2, 4, dtype=torch.int64))
+    with pytest.raises(ValueError, match="normalized_shape: expected positive ints, got 0"):
+        cls(0)
