@@ -8,14 +8,20 @@ from torch import Tensor
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 
 
-def assert_close_scaled(actual: Tensor, expected: Tensor, *, what: str = "output") -> None:
-    """max |actual - expected| <= tol * max(1, max |expected|), with tol set by the dtype."""
+def assert_close_scaled(
+    actual: Tensor, expected: Tensor, *, what: str = "output", scale: float | None = None
+) -> None:
+    """max |actual - expected| <= tol * max(1, scale), with tol set by the dtype.
+
+    ``scale`` defaults to max |expected|; pass the natural size of the quantity when it is
+    known to be larger (a Jacobian's norm, say).
+    """
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
     assert not actual.isnan().any(), f"{what}: NaN in the result"
     if expected.numel() == 0:
         return
-    scale = max(1.0, expected.abs().max().item())
+    scale = max(1.0, expected.abs().max().item(), scale or 0.0)
     error = (actual - expected).abs().max().item()
     tol = TOLERANCE[expected.dtype]
     assert error <= tol * scale, f"{what}: max error {error:.3g} > {tol:g} x scale {scale:.3g}"
