@@ -11,7 +11,7 @@ from ._compare import assert_close_scaled
 
 @given(
     heads=st.integers(1, 3),
-    head_dim=st.integers(1, 4),
+    head_dim=st.integers(2, 4),  # LayerNorm over E = 1 feature is degenerate
     ff=st.integers(1, 12),
     L=st.integers(1, 6),
     N=st.integers(1, 3),
