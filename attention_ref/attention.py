@@ -54,6 +54,7 @@ def _scores_shape(query: Tensor, key: Tensor) -> torch.Size:
 
 
 # --8<-- [start:attention_weights]
+# --8<-- [start:attention_weights_def]
 def attention_weights(
     query: Tensor,
     key: Tensor,
@@ -62,6 +63,7 @@ def attention_weights(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Tensor:
+    # --8<-- [end:attention_weights_def]
     r"""The attention matrix ``softmax(query @ key^T * scale + mask)``.
 
     $$A = \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)$$
@@ -99,6 +101,7 @@ def attention_weights(
         tensor([[1.0000, 0.0000, 0.0000],
                 [0.3302, 0.6698, 0.0000]])
     """
+    # --8<-- [start:attention_weights_body]
     check_qkv(query, key)
     if enable_gqa:
         key = _expand_kv_heads(query, key, "key")
@@ -125,12 +128,14 @@ def attention_weights(
     exp = (scores - row_max).exp()  # masked entries: exp(-inf) = 0
     total = exp.sum(dim=-1, keepdim=True)  # (..., L, 1); 0 for a fully masked row
     return exp / total.masked_fill(total == 0, 1.0)
+    # --8<-- [end:attention_weights_body]
 
 
 # --8<-- [end:attention_weights]
 
 
 # --8<-- [start:scaled_dot_product_attention]
+# --8<-- [start:scaled_dot_product_attention_def]
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -141,6 +146,7 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Tensor:
+    # --8<-- [end:scaled_dot_product_attention_def]
     r"""Attention as in "Attention Is All You Need", with PyTorch's arguments and semantics.
 
     $$\operatorname{Attention}(Q, K, V) =
@@ -183,6 +189,7 @@ def scaled_dot_product_attention(
         >>> torch.allclose(out, torch.nn.functional.scaled_dot_product_attention(q, k, v))
         True
     """
+    # --8<-- [start:scaled_dot_product_attention_body]
     check_qkv(query, key, value)
     check_dropout(dropout_p)
     weights = attention_weights(query, key, attn_mask, is_causal, scale, enable_gqa)  # (..., L, S)
@@ -191,6 +198,7 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ value  # (..., L, Ev)
+    # --8<-- [end:scaled_dot_product_attention_body]
 
 
 # --8<-- [end:scaled_dot_product_attention]

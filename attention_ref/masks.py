@@ -36,6 +36,7 @@ def _offset(q_len: int, k_len: int, align: str) -> int:
 
 
 # --8<-- [start:causal_mask]
+# --8<-- [start:causal_mask_def]
 def causal_mask(
     q_len: int,
     k_len: int | None = None,
@@ -43,6 +44,7 @@ def causal_mask(
     align: str = "top_left",
     device: torch.device | str | None = None,
 ) -> Tensor:
+    # --8<-- [end:causal_mask_def]
     """Lower-triangular mask: query ``i`` may attend to keys up to its own position.
 
     With ``align="top_left"`` (PyTorch's ``is_causal``), query ``i`` sees keys ``0..i``.
@@ -68,17 +70,21 @@ def causal_mask(
         tensor([[1, 1, 1, 0],
                 [1, 1, 1, 1]], dtype=torch.int32)
     """
+    # --8<-- [start:causal_mask_body]
     q_len = _check_length("q_len", q_len)
     k_len = q_len if k_len is None else _check_length("k_len", k_len)
     diagonal = _offset(q_len, k_len, align)
     return torch.ones(q_len, k_len, dtype=torch.bool, device=device).tril(diagonal)  # (L, S)
+    # --8<-- [end:causal_mask_body]
 
 
 # --8<-- [end:causal_mask]
 
 
 # --8<-- [start:padding_mask]
+# --8<-- [start:padding_mask_def]
 def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) -> Tensor:
+    # --8<-- [end:padding_mask_def]
     """Mask out the padding at the end of each sequence in a batch.
 
     Args:
@@ -96,6 +102,7 @@ def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) ->
         >>> padding_mask(torch.tensor([2, 3])).shape
         torch.Size([2, 1, 1, 3])
     """
+    # --8<-- [start:padding_mask_body]
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
         raise TypeError(
@@ -111,12 +118,14 @@ def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) ->
     positions = torch.arange(max_len, device=lengths.device)  # (S,)
     keep = positions < lengths[:, None]  # (N, S)
     return keep[:, None, None, :]  # (N, 1, 1, S)
+    # --8<-- [end:padding_mask_body]
 
 
 # --8<-- [end:padding_mask]
 
 
 # --8<-- [start:sliding_window_mask]
+# --8<-- [start:sliding_window_mask_def]
 def sliding_window_mask(
     q_len: int,
     window: int,
@@ -125,6 +134,7 @@ def sliding_window_mask(
     causal: bool = True,
     align: str = "top_left",
 ) -> Tensor:
+    # --8<-- [end:sliding_window_mask_def]
     """Local attention: each query sees only the keys within ``window`` positions.
 
     With ``causal=True`` query ``i`` sees key ``j`` when ``0 <= i - j < window`` (itself and
@@ -152,6 +162,7 @@ def sliding_window_mask(
                 [1, 1, 1],
                 [0, 1, 1]], dtype=torch.int32)
     """
+    # --8<-- [start:sliding_window_mask_body]
     q_len = _check_length("q_len", q_len)
     window = _check_length("window", window)
     k_len = q_len if k_len is None else _check_length("k_len", k_len)
@@ -160,6 +171,7 @@ def sliding_window_mask(
     if causal:
         return (distance >= 0) & (distance < window)
     return distance.abs() < window
+    # --8<-- [end:sliding_window_mask_body]
 
 
 # --8<-- [end:sliding_window_mask]

@@ -21,10 +21,14 @@ __all__ = ["MultiHeadAttention"]
 
 
 # --8<-- [start:split_heads]
+# --8<-- [start:split_heads_def]
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
+    # --8<-- [end:split_heads_def]
     """(N, L, H * D) -> (N, H, L, D): each head gets its own slice of the features."""
+    # --8<-- [start:split_heads_body]
     n, length, width = x.shape
     return x.view(n, length, num_heads, width // num_heads).transpose(1, 2)  # (N, H, L, D)
+    # --8<-- [end:split_heads_body]
 
 
 def _merge_heads(x: Tensor) -> Tensor:
@@ -139,6 +143,7 @@ class MultiHeadAttention(nn.Module):
             )
 
     # --8<-- [start:forward]
+    # --8<-- [start:forward_def]
     def forward(
         self,
         query: Tensor,
@@ -149,6 +154,7 @@ class MultiHeadAttention(nn.Module):
         is_causal: bool = False,
         need_weights: bool = True,
     ) -> tuple[Tensor, Tensor | None]:
+        # --8<-- [end:forward_def]
         """Attend from ``query`` to ``key``/``value``.
 
         Args:
@@ -164,6 +170,7 @@ class MultiHeadAttention(nn.Module):
             ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
             (after dropout, as PyTorch returns them), or ``None`` if not asked for.
         """
+        # --8<-- [start:forward_body]
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
@@ -184,6 +191,7 @@ class MultiHeadAttention(nn.Module):
                 q, k, v, attn_mask, dropout_p, is_causal, enable_gqa=gqa
             )  # (N, H, L, D)
         return self.out_proj(_merge_heads(heads)), weights  # (N, L, E)
+        # --8<-- [end:forward_body]
 
     # --8<-- [end:forward]
 

@@ -20,6 +20,7 @@ __all__ = ["plot_attention", "plot_heads"]
 
 
 # --8<-- [start:plot_attention]
+# --8<-- [start:plot_attention_def]
 def plot_attention(
     weights: Tensor,
     query_tokens: Sequence[str],
@@ -29,6 +30,7 @@ def plot_attention(
     title: str | None = None,
     annotate: bool = True,
 ) -> Axes:
+    # --8<-- [end:plot_attention_def]
     """Draw one ``(L, S)`` attention matrix: row = query, column = key.
 
     Args:
@@ -52,6 +54,7 @@ def plot_attention(
         >>> [t.get_text() for t in ax.get_xticklabels()]
         ['The', 'cat', 'sat']
     """
+    # --8<-- [start:plot_attention_body]
     import matplotlib.pyplot as plt
 
     key_tokens = query_tokens if key_tokens is None else key_tokens
@@ -74,6 +77,7 @@ def plot_attention(
     if title:
         ax.set_title(title)
     return ax
+    # --8<-- [end:plot_attention_body]
 
 
 # --8<-- [end:plot_attention]
