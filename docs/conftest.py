@@ -1,0 +1,49 @@
+"""pytest runs the ```pycon blocks of every page, English and Chinese, as doctests (Sybil).
+
+Only ```pycon blocks are run. ```python blocks hold nothing but snippet include lines
+(``--8<-- "attention_ref/attention.py:attention_weights"``), whose code is the package's own
+and is tested there; tests/test_docs_code_blocks.py checks that no other code hides in a page.
+
+Each page is one namespace, run top to bottom, so a page imports what it uses in its first
+block. Tensors print with 4 decimals and no scientific notation, as in the package's doctests.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import torch
+from sybil import Document, Region, Sybil
+from sybil.evaluators.doctest import DocTestEvaluator
+from sybil.parsers.abstract import DocTestStringParser
+from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
+
+# ```pycon, optionally followed by attributes: ```pycon title="Causal mask"
+PYCON_FENCE = RawFencedCodeBlockLexer(info_pattern=re.compile(r"pycon(?:[ \t][^\n]*)?$\n", re.M))
+
+
+class PyconDocTestParser:
+    """Every ``>>>`` example inside a ```pycon fenced block is a doctest region."""
+
+    def __init__(self) -> None:
+        self.doctests = DocTestStringParser(DocTestEvaluator())
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        for block in PYCON_FENCE(document):
+            source = block.lexemes["source"]
+            for region in self.doctests(source, document.path):
+                region.adjust(block, source)
+                yield region
+
+
+def _setup(namespace: dict) -> None:
+    torch.set_printoptions(precision=4, sci_mode=False)
+
+
+pytest_collect_file = Sybil(
+    parsers=[PyconDocTestParser()],
+    patterns=["*.md"],  # x.md and x.zh.md alike
+    excludes=["includes/*"],
+    setup=_setup,
+).pytest()

@@ -1,0 +1,218 @@
+"""The pages' code: included from the package or run as doctests, the same in both languages.
+
+Every fenced block with a Python-like language on a page under docs/ is either
+- a ```python block of snippet include lines only, ``--8<-- "attention_ref/x.py:section"``, or
+- a ```pycon block of ``>>>`` doctests, which docs/conftest.py (Sybil) runs.
+Every page ``x.md`` has its Chinese twin ``x.zh.md``, which includes the same sections, runs the
+same doctests (comments may be translated), draws the same figures and keeps the same heading ids.
+"""
+
+from __future__ import annotations
+
+import doctest
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PYTHON_LIKE = {"python", "python3", "py", "py3", "pycon", "ipython", "ipython3"}
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
+INCLUDE = re.compile(r'^--8<-- "(?P<path>[\w./-]+\.py):(?P<section>[\w-]+)"$')
+FIGURE = re.compile(r"\(figures/(?P<name>[\w-]+)\.(?P<lang>[a-z]{2})\.svg[)\s]")
+HEADING_ID = re.compile(r"^#{1,6} .*\{[^}]*#(?P<id>[\w-]+)[^}]*\}\s*$", re.M)
+
+
+@dataclass
+class Block:
+    """A fenced code block: the language of its info string, its lines and where it starts."""
+
+    language: str
+    info: str
+    lines: list[str]
+    line: int
+
+
+def _language(info: str) -> str:
+    """``python title="x"`` -> python; ``{ .pycon .annotate }`` -> pycon."""
+    info = info.strip()
+    if info.startswith("{"):
+        found = re.search(r"\.([\w+-]+)", info)
+        return found[1].lower() if found else ""
+    return re.split(r"[\s{]", info, maxsplit=1)[0].lower()
+
+
+def blocks(text: str) -> list[Block]:
+    """The fenced code blocks of a Markdown text, indented ones (tabs, admonitions) included."""
+    found, opening, lines = [], None, []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fence = FENCE.match(line)
+        if opening is None:
+            if fence:
+                opening, lines = (fence, number), []
+        elif fence and not fence["info"] and fence["fence"].startswith(opening[0]["fence"]):
+            info = opening[0]["info"]
+            found.append(Block(_language(info), info, lines, opening[1]))
+            opening = None
+        else:
+            lines.append(line[len(opening[0]["indent"]) :])
+    return found
+
+
+def pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if "includes" not in p.relative_to(DOCS).parts)
+
+
+def english_pages() -> list[Path]:
+    return [p for p in pages() if not p.name.endswith(".zh.md")]
+
+
+def twin(page: Path) -> Path:
+    if page.name.endswith(".zh.md"):
+        return page.with_name(page.name.removesuffix(".zh.md") + ".md")
+    return page.with_name(page.name.removesuffix(".md") + ".zh.md")
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [str(p.relative_to(DOCS)) for p in paths]
+
+
+def _without_comments(source: str) -> str:
+    """The doctest's code with its comments dropped: comments may be translated."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+        source = tokenize.untokenize(t for t in tokens if t.type != tokenize.COMMENT)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return "\n".join(line.rstrip() for line in source.splitlines())
+
+
+def code_of(page: Path) -> dict[str, list]:
+    """What must match across languages: included sections, doctest sources, figures, ids."""
+    text = page.read_text(encoding="utf-8")
+    python = [b for b in blocks(text) if b.language in PYTHON_LIKE]
+    parser = doctest.DocTestParser()
+    return {
+        "included sections": [
+            line.strip() for b in python if b.language != "pycon" for line in b.lines
+        ],
+        "doctest sources": [
+            _without_comments(example.source)
+            for b in python
+            if b.language == "pycon"
+            for example in parser.get_examples("\n".join(b.lines))
+        ],
+        "figures": [m["name"] for m in FIGURE.finditer(text)],
+        "heading ids": HEADING_ID.findall(text),
+    }
+
+
+def problems_of(block: Block) -> list[str]:
+    """Why a Python-like block is neither pure snippet includes nor a pycon doctest."""
+    code = [line.strip() for line in block.lines if line.strip()]
+    if block.language == "pycon":
+        return [] if any(line.startswith(">>>") for line in code) else ["no >>> example"]
+    if block.language != "python":
+        return ["write ```python (snippet includes) or ```pycon (doctests)"]
+    if not code:
+        return ["empty block"]
+    problems = []
+    for line in code:
+        match = INCLUDE.match(line)
+        if not match:
+            problems.append(
+                f"{line!r} is not a snippet include: include the code from the package "
+                '(--8<-- "attention_ref/x.py:section") or write a ```pycon doctest'
+            )
+            continue
+        source = ROOT / match["path"]
+        if not source.is_file():
+            problems.append(f"{match['path']} does not exist")
+            continue
+        text = source.read_text(encoding="utf-8")
+        for end in ("start", "end"):
+            if f"--8<-- [{end}:{match['section']}]" not in text:
+                problems.append(f"{match['path']} has no '# --8<-- [{end}:{match['section']}]'")
+    return problems
+
+
+@pytest.mark.parametrize("page", pages(), ids=_ids(pages()))
+def test_python_blocks_are_includes_or_doctests(page: Path) -> None:
+    problems = [
+        f"{page.relative_to(ROOT)}:{block.line}: ```{block.info}: {problem}"
+        for block in blocks(page.read_text(encoding="utf-8"))
+        if block.language in PYTHON_LIKE
+        for problem in problems_of(block)
+    ]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", pages(), ids=_ids(pages()))
+def test_every_page_has_its_twin(page: Path) -> None:
+    assert twin(page).is_file(), f"{page.relative_to(ROOT)} has no twin {twin(page).name}"
+
+
+@pytest.mark.parametrize("page", english_pages(), ids=_ids(english_pages()))
+def test_twins_show_the_same_code(page: Path) -> None:
+    if not twin(page).is_file():
+        pytest.skip(f"{page.name} has no twin (test_every_page_has_its_twin fails)")
+    english, chinese = code_of(page), code_of(twin(page))
+    problems = [
+        f"{what} differ:\n  {page.name}: {english[what]}\n  {twin(page).name}: {chinese[what]}"
+        for what in english
+        if english[what] != chinese[what]
+    ]
+    for path, lang in ((page, "en"), (twin(page), "zh")):
+        for match in FIGURE.finditer(path.read_text(encoding="utf-8")):
+            if match["lang"] != lang:
+                problems.append(f"{path.name} shows {match[0]}: use figures/<name>.{lang}.svg")
+    assert not problems, "\n".join(problems)
+
+
+def test_blocks_parser() -> None:
+    text = (
+        "```python\n"
+        '--8<-- "attention_ref/softmax.py:softmax"\n'
+        "```\n\n"
+        '=== "Tab"\n\n'
+        '    ```{ .pycon title="x" }\n'
+        "    >>> 1 + 1\n"
+        "    2\n"
+        "    ```\n"
+        "````markdown\n"
+        "```python\n"
+        "not run: an example of Markdown\n"
+        "```\n"
+        "````\n"
+    )
+    found = blocks(text)
+    assert [(b.language, b.line) for b in found] == [("python", 1), ("pycon", 7), ("markdown", 11)]
+    assert found[1].lines == [">>> 1 + 1", "2"]
+
+
+BROKEN_ZH_PAGE = """\
+# 示例
+
+```pycon
+>>> import torch
+>>> torch.ones(2).sum()
+tensor(3.)
+```
+"""
+
+GOOD_PAGE = BROKEN_ZH_PAGE.replace("示例", "Example").replace("tensor(3.)", "tensor(2.)")
+
+
+def test_a_broken_doctest_in_a_chinese_page_fails(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest((DOCS / "conftest.py").read_text(encoding="utf-8"))
+    (pytester.path / "page.md").write_text(GOOD_PAGE, encoding="utf-8")
+    (pytester.path / "page.zh.md").write_text(BROKEN_ZH_PAGE, encoding="utf-8")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["FAILED page.zh.md::line:5,column:1*"])
