@@ -1,8 +1,9 @@
 """MkDocs hook: the site's figures, drawn at build time from attention_ref with matplotlib.
 
-Each figure is a function ``fig_<name>(lang) -> Figure`` decorated with ``@figure``. It is
-drawn once per language into ``.cache/figures/<name>.<lang>.svg`` (git-ignored) and added to
-the site as ``figures/<name>.<lang>.svg``; nothing is written into docs/. Pages link to their
+Each figure is a function ``fig_<name>(lang) -> Figure`` in a module of docs_hooks/plots/
+(one module per page, e.g. plots/masks.py). It is drawn once per language into
+``.cache/figures/<name>.<lang>.svg`` (git-ignored) and added to the site as
+``figures/<name>.<lang>.svg``; nothing is written into docs/. Pages link to their
 own language's file::
 
     ![Attention weights of "The cat sat"](figures/attention_heatmap.en.svg)   <!-- x.md -->
@@ -16,6 +17,7 @@ in both palettes.
 
 from __future__ import annotations
 
+import importlib
 import io
 import sys
 from collections.abc import Callable
@@ -37,48 +39,29 @@ STYLE = {
     "svg.fonttype": "path",
 }
 
-FIGURES: dict[str, Callable[[str], Figure]] = {}
+PLOTS = "docs_hooks.plots"  # one module per page; every `fig_<name>(lang)` in it is a figure
 
 
-def figure(function: Callable[[str], Figure]) -> Callable[[str], Figure]:
-    """Register ``fig_<name>`` as the figure ``<name>``."""
-    FIGURES[function.__name__.removeprefix("fig_")] = function
-    return function
+def collect_figures() -> dict[str, Callable[[str], Figure]]:
+    """Every function ``fig_<name>`` of every module in docs_hooks/plots/, by ``<name>``."""
+    folder = Path(__file__).parent / "plots"
+    figures: dict[str, Callable[[str], Figure]] = {}
+    for path in sorted(folder.glob("[!_]*.py")):
+        module = importlib.import_module(f"{PLOTS}.{path.stem}")
+        module = importlib.reload(module)  # `mkdocs serve` picks up edits
+        for attr, function in vars(module).items():
+            if attr.startswith("fig_") and callable(function):
+                name = attr.removeprefix("fig_")
+                if name in figures:
+                    raise PluginError(f"figures: two functions draw the figure {name!r}")
+                figures[name] = function
+    return figures
 
 
-def _tiny_input():
-    """Three tokens, width 4, from a seeded generator: the same numbers on every machine."""
-    import torch
-
-    generator = torch.Generator().manual_seed(0)
-    return torch.randn(3, 4, generator=generator, dtype=torch.float64)
-
-
-@figure
-def fig_attention_heatmap(lang: str) -> Figure:
-    """Heat map of ``attention_weights(x, x)`` for a three-token sentence."""
-    from attention_ref import attention_weights
-    from attention_ref.plotting import plot_attention
-
-    tokens = {"en": ["The", "cat", "sat"], "zh": ["猫", "坐", "了"]}[lang]
-    text = {
-        "en": {"title": "Attention weights", "x": "key", "y": "query"},
-        "zh": {"title": "注意力权重", "x": "键 (key)", "y": "查询 (query)"},
-    }[lang]
-    x = _tiny_input()  # (L, E) = (3, 4)
-    weights = attention_weights(x, x)  # (L, S) = (3, 3); query = key = x
-
-    fig = Figure(figsize=(3.6, 3.0), layout="constrained")
-    ax = plot_attention(weights, tokens, ax=fig.subplots(), title=text["title"])
-    ax.set(xlabel=text["x"], ylabel=text["y"])
-    fig.colorbar(ax.images[0], ax=ax, shrink=0.8)
-    return fig
-
-
-def render(name: str, lang: str) -> bytes:
+def render(draw: Callable[[str], Figure], lang: str) -> bytes:
     """The SVG bytes of one figure in one language."""
     with matplotlib.rc_context(STYLE):
-        fig = FIGURES[name](lang)
+        fig = draw(lang)
         buffer = io.BytesIO()
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
@@ -91,8 +74,9 @@ def _register_cjk_font() -> None:
 
 
 def _fingerprint(root: Path) -> tuple[int, ...]:
-    """Changes whenever a source file of attention_ref changes (for `mkdocs serve`)."""
-    return tuple(p.stat().st_mtime_ns for p in sorted((root / "attention_ref").rglob("*.py")))
+    """Changes whenever attention_ref or a plot module changes (for `mkdocs serve`)."""
+    sources = [*(root / "attention_ref").rglob("*.py"), *(root / "docs_hooks").rglob("*.py")]
+    return tuple(p.stat().st_mtime_ns for p in sorted(sources))
 
 
 _drawn: dict[tuple[int, ...], list[Path]] = {}
@@ -115,10 +99,10 @@ def on_files(files, config):
         cache = root / ".cache" / "figures"
         cache.mkdir(parents=True, exist_ok=True)
         paths = []
-        for name in FIGURES:
+        for name, draw in collect_figures().items():
             for lang in LANGUAGES:
                 path = cache / f"{name}.{lang}.svg"
-                svg = render(name, lang)
+                svg = render(draw, lang)
                 if not path.is_file() or path.read_bytes() != svg:
                     path.write_bytes(svg)
                 paths.append(path)
