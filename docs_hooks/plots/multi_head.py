@@ -1,0 +1,111 @@
+"""Figures of the multi-head attention page (docs/multi-head.md)."""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+HEAD_COLORS = ["tab:blue", "tab:orange", "tab:green"]
+
+
+def fig_mha_split(lang: str) -> Figure:
+    """The tensors of one forward pass of a small seeded ``MultiHeadAttention``, stage by stage.
+
+    L = 4 tokens, E = 6 features, H = 3 heads of D = 2: each head's slice is framed in its colour.
+    """
+    import torch
+    from matplotlib.patches import Rectangle
+
+    from attention_ref import MultiHeadAttention, attention_weights
+    from attention_ref.multihead import _merge_heads, _split_heads
+
+    titles = {
+        "en": ["input", "project", "split heads", "weights", "weighted sum", "concat", "output"],
+        "zh": ["输入", "投影", "拆分成头", "注意力权重", "加权求和", "拼接", "输出投影"],
+    }[lang]
+    shapes = ["(L, E)", "(L, E)", "(H, L, D)", "(H, L, S)", "(H, L, D)", "(L, E)", "(L, E)"]
+    formulas = [  # the same in both languages: mathtext has no Chinese glyphs
+        "$x$",
+        "$xW^Q$",
+        "$Q_i$",
+        "$\\mathrm{softmax}(Q_iK_i^\\top/\\sqrt{D})$",
+        "$A_iV_i$",
+        "$[A_1V_1, A_2V_2, A_3V_3]$",
+        "$[\\ldots]\\,W^O$",
+    ]
+    head_label = {"en": "head {}", "zh": "头 {}"}[lang]
+    L, E, H = 4, 6, 3
+    D = E // H
+    with torch.random.fork_rng():  # seeded weights, without touching the caller's generator
+        torch.manual_seed(0)
+        mha = MultiHeadAttention(E, H).eval()
+        x = torch.randn(1, L, E)
+    with torch.no_grad():
+        q_full = mha.q_proj(x)  # (1, L, E)
+        q = _split_heads(q_full, H)  # (1, H, L, D)
+        k = _split_heads(mha.k_proj(x), H)
+        v = _split_heads(mha.v_proj(x), H)
+        weights = attention_weights(q, k)  # (1, H, L, S)
+        heads = weights @ v  # (1, H, L, D)
+        merged = _merge_heads(heads)  # (1, L, E)
+        out = mha.out_proj(merged)  # (1, L, E)
+
+    stages = ["x", "Q", "s", "a", "h", "c", "o"]
+    mosaic = []
+    for row in range(H):
+        line = []
+        for i, stage in enumerate(stages):
+            line.append(f"{stage}{row}" if stage in "sah" else stage)
+            if i < len(stages) - 1:
+                line.append(f">{i}")
+        mosaic.append(line)
+    widths = [w for s in stages for w in ({"s": D, "a": L, "h": D}.get(s, E), 1.4)][:-1]
+    fig = Figure(figsize=(8.4, 3.4), layout="constrained")
+    axes = fig.subplot_mosaic(mosaic, width_ratios=widths)
+
+    def show(ax, data, cmap="RdBu_r", vmin=None, vmax=None):
+        """One matrix, its colour scale set by the whole stage it belongs to."""
+        ax.imshow(data.numpy(), cmap=cmap, vmin=vmin, vmax=vmax)
+        ax.set_xticks([])
+        ax.set_yticks([])
+
+    for name, data in (("x", x), ("Q", q_full), ("c", merged), ("o", out)):
+        ax = axes[name]
+        limit = float(data.abs().max())
+        show(ax, data[0], vmin=-limit, vmax=limit)
+        if name in "Qc":  # frame each head's columns in its colour
+            for head, color in enumerate(HEAD_COLORS):
+                ax.add_patch(
+                    Rectangle(
+                        (head * D - 0.45, -0.45),
+                        D - 0.1,
+                        L - 0.1,
+                        fill=False,
+                        edgecolor=color,
+                        linewidth=2.0,
+                    )
+                )
+    for head, color in enumerate(HEAD_COLORS):
+        for stage, data, style in (
+            ("s", q[0, head], {"vmin": -float(q.abs().max()), "vmax": float(q.abs().max())}),
+            ("a", weights[0, head], {"cmap": "Blues", "vmin": 0.0, "vmax": float(weights.max())}),
+            (
+                "h",
+                heads[0, head],
+                {"vmin": -float(heads.abs().max()), "vmax": float(heads.abs().max())},
+            ),
+        ):
+            ax = axes[f"{stage}{head}"]
+            show(ax, data, **style)
+            for spine in ax.spines.values():
+                spine.set(edgecolor=color, linewidth=2.0)
+        axes[f"s{head}"].set_ylabel(head_label.format(head + 1), color=color, fontsize=9)
+    for i, stage in enumerate(stages):
+        ax = axes[f"{stage}0" if stage in "sah" else stage]
+        ax.set_title(f"{titles[i]}\n{shapes[i]}", fontsize=9)
+        bottom = axes[f"{stage}{H - 1}" if stage in "sah" else stage]
+        bottom.set_xlabel(formulas[i], fontsize=9)
+        if i < len(stages) - 1:
+            arrow = axes[f">{i}"]
+            arrow.axis("off")
+            arrow.text(0.5, 0.5, "→", ha="center", va="center", fontsize=16)
+    return fig
