@@ -6,6 +6,7 @@ E model width (d_model), D per-head width (d_k = E / H).
 
 from .attention import attention_weights, scaled_dot_product_attention
 from .encoder import TransformerEncoderLayer
+from .mask_conventions import from_sdpa_mask, to_additive_mask, to_sdpa_mask
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm, RMSNorm
@@ -18,10 +19,13 @@ __all__ = [
     "TransformerEncoderLayer",
     "attention_weights",
     "causal_mask",
+    "from_sdpa_mask",
     "padding_mask",
     "scaled_dot_product_attention",
     "sliding_window_mask",
     "softmax",
+    "to_additive_mask",
+    "to_sdpa_mask",
 ]
 
 __version__ = "0.1.0"

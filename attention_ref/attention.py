@@ -68,8 +68,9 @@ def attention_weights(
 
     $$A = \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)$$
 
-    This is the matrix that :func:`scaled_dot_product_attention` multiplies by ``value``;
-    it is separate so it can be inspected and plotted.
+    This is the matrix that
+    [`scaled_dot_product_attention`][attention_ref.scaled_dot_product_attention] multiplies by
+    ``value``; it is separate so it can be inspected and plotted.
 
     Args:
         query: ``(..., L, E)``.
@@ -115,19 +116,23 @@ def attention_weights(
         scale = 1.0 / math.sqrt(query.size(-1))
 
     scores = query @ key.transpose(-2, -1) * scale  # (..., L, S)
+    # --8<-- [start:attention_weights_masking]
     if is_causal:
         attn_mask = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         scores = scores.masked_fill(~attn_mask, float("-inf"))  # a new tensor, never in place
     elif attn_mask is not None:
         scores = scores + attn_mask
+    # --8<-- [end:attention_weights_masking]
 
+    # --8<-- [start:attention_weights_safe_softmax]
     # Softmax that gives a zero row, not NaN, where every key is masked (max is -inf).
     row_max = scores.amax(dim=-1, keepdim=True).detach()  # (..., L, 1)
     row_max = row_max.masked_fill(row_max == float("-inf"), 0.0)
     exp = (scores - row_max).exp()  # masked entries: exp(-inf) = 0
     total = exp.sum(dim=-1, keepdim=True)  # (..., L, 1); 0 for a fully masked row
     return exp / total.masked_fill(total == 0, 1.0)
+    # --8<-- [end:attention_weights_safe_softmax]
     # --8<-- [end:attention_weights_body]
 
 

@@ -89,7 +89,7 @@ class TransformerEncoderLayer(nn.Module):
         """Apply the layer to ``src`` ``(N, L, E)``; returns ``(N, L, E)``.
 
         ``attn_mask`` follows the SDPA convention (boolean True = may attend), so a
-        padding mask from :func:`~attention_ref.padding_mask` can be passed as it is.
+        padding mask from [`padding_mask`][attention_ref.padding_mask] can be passed as it is.
         """
         x = src
         if self.norm_first:  # Pre-LN

@@ -139,14 +139,15 @@ def sliding_window_mask(
 
     With ``causal=True`` query ``i`` sees key ``j`` when ``0 <= i - j < window`` (itself and
     the ``window - 1`` keys before it); with ``causal=False`` when ``|i - j| < window``.
-    Positions are aligned as in :func:`causal_mask`.
+    Positions are aligned as in [`causal_mask`][attention_ref.causal_mask].
 
     Args:
         q_len: L, the number of queries.
         window: How far a query can look; at least 1.
         k_len: S, the number of keys; defaults to ``q_len``.
         causal: Only look backwards.
-        align: ``"top_left"`` or ``"bottom_right"``, as in :func:`causal_mask`.
+        align: ``"top_left"`` or ``"bottom_right"``, as in
+            [`causal_mask`][attention_ref.causal_mask].
 
     Returns:
         A bool tensor ``(L, S)``, True where attention is allowed.
