@@ -34,7 +34,8 @@ def plot_attention(
     """Draw one ``(L, S)`` attention matrix: row = query, column = key.
 
     Args:
-        weights: ``(L, S)`` weights, e.g. one head of :func:`~attention_ref.attention_weights`.
+        weights: ``(L, S)`` weights, e.g. one head of
+            [`attention_weights`][attention_ref.attention_weights].
         query_tokens: L labels for the rows.
         key_tokens: S labels for the columns; defaults to ``query_tokens``.
         ax: Draw into this matplotlib ``Axes`` (a new figure otherwise).
@@ -83,6 +84,8 @@ def plot_attention(
 # --8<-- [end:plot_attention]
 
 
+# --8<-- [start:plot_heads]
+# --8<-- [start:plot_heads_def]
 def plot_heads(
     weights: Tensor,
     query_tokens: Sequence[str],
@@ -91,6 +94,7 @@ def plot_heads(
     titles: Sequence[str] | None = None,
     annotate: bool = True,
 ) -> Figure:
+    # --8<-- [end:plot_heads_def]
     """One heatmap per head, side by side.
 
     Args:
@@ -112,6 +116,7 @@ def plot_heads(
         >>> len(fig.axes)
         2
     """
+    # --8<-- [start:plot_heads_body]
     import matplotlib.pyplot as plt
 
     if weights.dim() != 3:
@@ -133,3 +138,7 @@ def plot_heads(
             ax.axis("off")
     fig.tight_layout()
     return fig
+    # --8<-- [end:plot_heads_body]
+
+
+# --8<-- [end:plot_heads]

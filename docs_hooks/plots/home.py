@@ -5,29 +5,25 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 
-def _tiny_input():
-    """Three tokens, width 4, from a seeded generator: the same numbers on every machine."""
+def fig_home_example_weights(lang: str) -> Figure:
+    """Heat map of the home page's worked example: two queries, three keys."""
     import torch
 
-    generator = torch.Generator().manual_seed(0)
-    return torch.randn(3, 4, generator=generator, dtype=torch.float64)
-
-
-def fig_attention_heatmap(lang: str) -> Figure:
-    """Heat map of ``attention_weights(x, x)`` for a three-token sentence."""
     from attention_ref import attention_weights
     from attention_ref.plotting import plot_attention
 
-    tokens = {"en": ["The", "cat", "sat"], "zh": ["猫", "坐", "了"]}[lang]
     text = {
-        "en": {"title": "Attention weights", "x": "key", "y": "query"},
-        "zh": {"title": "注意力权重", "x": "键 (key)", "y": "查询 (query)"},
+        "en": {"title": "attention_weights(q, k)", "x": "key", "y": "query"},
+        "zh": {"title": "attention_weights(q, k)", "x": "键", "y": "查询"},
     }[lang]
-    x = _tiny_input()  # (L, E) = (3, 4)
-    weights = attention_weights(x, x)  # (L, S) = (3, 3); query = key = x
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])  # (L, E) = (2, 2), as in the doctest
+    k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (S, E) = (3, 2)
+    weights = attention_weights(q, k)  # (L, S) = (2, 3); each row sums to 1
 
-    fig = Figure(figsize=(3.6, 3.0), layout="constrained")
-    ax = plot_attention(weights, tokens, ax=fig.subplots(), title=text["title"])
+    fig = Figure(figsize=(3.6, 2.6), layout="constrained")
+    ax = plot_attention(
+        weights, ["q[0]", "q[1]"], ["k[0]", "k[1]", "k[2]"], ax=fig.subplots(), title=text["title"]
+    )
     ax.set(xlabel=text["x"], ylabel=text["y"])
     fig.colorbar(ax.images[0], ax=ax, shrink=0.8)
     return fig
