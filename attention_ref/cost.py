@@ -1,0 +1,219 @@
+"""What attention costs, counted from the formulas: FLOPs and the memory beyond the inputs.
+
+FLOPs count the matrix products only, at 2 FLOPs per multiply-add (the usual convention,
+which makes GEMM throughput comparable). The softmax's max, exp, sum and division, masks and
+feature maps are left out: they are O(pairs) or O(n·d), a small constant fraction of the
+products' 2·pairs·(d_k + d_v).
+
+Memory counts the elements an algorithm must hold at its peak besides its inputs, times
+``bytes_per_element``: the output, plus
+
+    "softmax" without block_size   the n × m weights (one materialized attention matrix)
+    "softmax" with (b_q, b_k)      one b_q × b_k block of scores and the running max, sum
+                                   and output of one query tile (chunked_attention)
+    "local"                        one tile of b queries against the b + 2w - 2 keys in its
+                                   reach (b + w - 1 causal), b = block_size (default 128)
+    "linear"                       φ(Q), φ(K) and the d_k × (d_v + 1) summary, plus a C × C
+                                   chunk of weights when causal, C = block_size (default 64)
+
+all times batch·heads. Real implementations hold a few temporaries more (the plain reference
+keeps the scores, their exp and the weights at once), so a measurement is a small multiple
+of this count; what must match is how it grows with n.
+
+Symbols, as on the pages: n queries, m keys (defaults to n), d_k query/key width, d_v value
+width (defaults to d_k), w window; in code L = n, S = m, E = d_k, Ev = d_v.
+"""
+
+from __future__ import annotations
+
+__all__ = ["attended_pairs", "attention_flops", "attention_memory"]
+
+_KINDS = ("softmax", "local", "linear")
+
+
+def _check_args(n, m, d_k, d_v, batch, heads, kind, window):
+    for name, value in (("n", n), ("m", m), ("d_k", d_k), ("d_v", d_v)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"{name}: expected a size >= 0, got {value}")
+    for name, value in (("batch", batch), ("heads", heads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected a positive int, got {value!r}")
+    if kind not in _KINDS:
+        raise ValueError(f"kind: expected one of {_KINDS}, got {kind!r}")
+    if kind == "local" and (isinstance(window, bool) or not isinstance(window, int)):
+        raise TypeError(f"window: kind='local' needs an int window, got {window!r}")
+    if kind == "local" and window < 1:
+        raise ValueError(f"window: expected a positive int, got {window}")
+    if kind != "local" and window is not None:
+        raise ValueError(f"window: only used with kind='local', got kind={kind!r}")
+
+
+def attended_pairs(n: int, m: int, is_causal: bool = False, window: int | None = None) -> int:
+    """How many (query i, key j) pairs are scored: n·m, the causal triangle, or the band.
+
+    Positions are top-left aligned (query ``i`` and key ``i`` are the same position), as in
+    PyTorch's ``is_causal`` and :func:`~attention_ref.sliding_window_mask`.
+
+    Examples:
+        >>> attended_pairs(4, 4), attended_pairs(4, 4, is_causal=True)
+        (16, 10)
+        >>> attended_pairs(10, 10, window=3), attended_pairs(10, 10, is_causal=True, window=3)
+        (44, 27)
+    """
+    if window is None:
+        if not is_causal:
+            return n * m
+        return sum(min(i + 1, m) for i in range(n))  # query i sees keys 0..i
+    # Pairs with i - j = d, for each distance d the window allows: i in [max(0, d), min(n, m + d)).
+    distances = range(0, window) if is_causal else range(1 - window, window)
+    return sum(max(0, min(n, m + d) - max(0, d)) for d in distances)
+
+
+# --8<-- [start:attention_flops]
+def attention_flops(
+    n: int,
+    m: int | None = None,
+    *,
+    d_k: int,
+    d_v: int | None = None,
+    batch: int = 1,
+    heads: int = 1,
+    kind: str = "softmax",
+    is_causal: bool = False,
+    window: int | None = None,
+) -> int:
+    r"""FLOPs of attention's matrix products (2 per multiply-add), per the formulas.
+
+    $$\text{softmax, local: } 2 \cdot P \cdot (d_k + d_v) \qquad
+      \text{linear: } 2 \cdot (n + m) \cdot d_k \cdot (d_v + 1)$$
+
+    ``P`` is the number of scored pairs (:func:`attended_pairs`): ``n·m``, the causal
+    triangle, or the band of ``window``. Softmax: ``Q K^T`` costs ``2·P·d_k`` and the
+    weights times ``V`` ``2·P·d_v``, so ``4·n²·d`` for ``n = m``, ``d_k = d_v = d``: the
+    quadratic term. Linear: ``φ(K)^T [V, 1]`` and ``φ(Q) [KV, z]``; causal or not, each key
+    is added to the summary once and each query reads it once (the recurrent form; the
+    chunked form of :func:`~attention_ref.linear_attention` adds ``2·n·C·(d_k + d_v)``).
+    ``chunked_attention`` has the softmax count: the same products, in blocks.
+
+    Args:
+        n: Queries (L).
+        m: Keys and values (S); defaults to ``n``.
+        d_k: Query/key width (E).
+        d_v: Value width (Ev); defaults to ``d_k``.
+        batch: N.
+        heads: H.
+        kind: ``"softmax"``, ``"local"`` or ``"linear"``.
+        is_causal: Query ``i`` sees keys ``0..i`` (top-left).
+        window: The window w, for ``kind="local"`` only.
+
+    Returns:
+        The FLOP count, an int.
+
+    Raises:
+        ValueError: On negative sizes, an unknown kind, or a window with the wrong kind.
+        TypeError: On a non-int size or window.
+
+    Examples:
+        >>> attention_flops(8192, d_k=64, heads=4)  # 4·B·H·n²·E
+        68719476736
+        >>> attention_flops(8192, d_k=64, heads=4) == 4 * 1 * 4 * 8192**2 * 64
+        True
+        >>> [attention_flops(n, d_k=64, kind="linear") for n in (1024, 2048)]  # linear in n
+        [17039360, 34078720]
+    """
+    m = n if m is None else m
+    d_v = d_k if d_v is None else d_v
+    _check_args(n, m, d_k, d_v, batch, heads, kind, window)
+    if kind == "linear":
+        per_head = 2 * (n + m) * d_k * (d_v + 1)
+    else:
+        per_head = 2 * attended_pairs(n, m, is_causal, window) * (d_k + d_v)
+    return batch * heads * per_head
+
+
+# --8<-- [end:attention_flops]
+
+
+# --8<-- [start:attention_memory]
+def attention_memory(
+    n: int,
+    m: int | None = None,
+    *,
+    d_k: int,
+    d_v: int | None = None,
+    batch: int = 1,
+    heads: int = 1,
+    kind: str = "softmax",
+    is_causal: bool = False,
+    window: int | None = None,
+    block_size: int | tuple[int, int] | None = None,
+    bytes_per_element: int = 4,
+) -> int:
+    r"""Bytes an attention algorithm holds beyond its inputs, per the module's formulas.
+
+    $$\text{softmax: } n m + n d_v \qquad
+      \text{blocked: } b_q b_k + b_q (d_v + 2) + n d_v \qquad
+      \text{local: } b (b + 2w - 2) + n d_v$$
+
+    (elements per batch and head; see the module docstring for every case.) A materialized
+    attention matrix grows as n²; the blocked, local and linear forms grow as n, their
+    output.
+
+    Args:
+        n: Queries (L).
+        m: Keys and values (S); defaults to ``n``.
+        d_k: Query/key width (E).
+        d_v: Value width (Ev); defaults to ``d_k``.
+        batch: N.
+        heads: H.
+        kind: ``"softmax"``, ``"local"`` or ``"linear"``.
+        is_causal: Query ``i`` sees keys ``0..i`` (top-left).
+        window: The window w, for ``kind="local"`` only.
+        block_size: ``"softmax"``: ``(b_q, b_k)`` (or one int) for the blocked form of
+            :func:`~attention_ref.chunked_attention`, None for the materialized matrix.
+            ``"local"``: queries per tile (default 128). ``"linear"``: the causal chunk
+            (default 64).
+        bytes_per_element: 4 for float32, 8 for float64.
+
+    Returns:
+        Bytes, an int.
+
+    Raises:
+        ValueError: As :func:`attention_flops`, or on a block size below 1.
+        TypeError: As :func:`attention_flops`.
+
+    Examples:
+        >>> mib = 2**20
+        >>> attention_memory(8192, d_k=64, heads=4) / mib  # the weights + the output
+        1032.0
+        >>> attention_memory(8192, d_k=64, heads=4, block_size=(512, 512)) / mib
+        12.515625
+    """
+    m = n if m is None else m
+    d_v = d_k if d_v is None else d_v
+    _check_args(n, m, d_k, d_v, batch, heads, kind, window)
+    if isinstance(block_size, int):
+        block_size = (block_size, block_size)
+    if block_size is not None and (len(block_size) != 2 or min(block_size) < 1):
+        raise ValueError(f"block_size: expected positive sizes, got {block_size!r}")
+    output = n * d_v
+    if kind == "softmax" and block_size is None:
+        held = n * m  # the whole attention matrix
+    elif kind == "softmax":
+        b_q, b_k = min(block_size[0], n), min(block_size[1], m)
+        held = b_q * b_k + b_q * (d_v + 2)  # one block of scores; max, sum, output of a tile
+    elif kind == "local":
+        b = min(block_size[0] if block_size else 128, n)
+        reach = b + window - 1 if is_causal else b + 2 * window - 2
+        held = b * min(reach, m)  # one tile's scores
+    else:
+        held = n * d_k + m * d_k + d_k * (d_v + 1)  # φ(Q), φ(K), the summary
+        if is_causal:
+            c = min(block_size[0] if block_size else 64, n)
+            held += c * c
+    return batch * heads * (held + output) * bytes_per_element
+
+
+# --8<-- [end:attention_memory]
