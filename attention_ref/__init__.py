@@ -5,7 +5,11 @@ E model width (d_model), D per-head width (d_k = E / H).
 """
 
 from .attention import attention_weights, scaled_dot_product_attention
+from .chunked import chunked_attention
+from .cost import attention_flops, attention_memory
 from .encoder import TransformerEncoderLayer
+from .linear import linear_attention, linear_attention_weights
+from .local import sliding_window_attention
 from .mask_conventions import from_sdpa_mask, to_additive_mask, to_sdpa_mask
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multihead import MultiHeadAttention
@@ -17,11 +21,17 @@ __all__ = [
     "MultiHeadAttention",
     "RMSNorm",
     "TransformerEncoderLayer",
+    "attention_flops",
+    "attention_memory",
     "attention_weights",
     "causal_mask",
+    "chunked_attention",
     "from_sdpa_mask",
+    "linear_attention",
+    "linear_attention_weights",
     "padding_mask",
     "scaled_dot_product_attention",
+    "sliding_window_attention",
     "sliding_window_mask",
     "softmax",
     "to_additive_mask",

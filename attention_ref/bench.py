@@ -10,11 +10,11 @@ It measures, at n = 512 … 8192 with N = 1, H = 4, E = 64 and float32:
   ``VmHWM`` (reset by writing 5 to ``/proc/self/clear_refs``) minus the ``VmRSS`` before the
   call; on CUDA ``torch.cuda.max_memory_allocated`` minus the memory allocated before;
 * this machine's float32 GEMM throughput (GFLOP/s of a 2048 × 2048 matmul), the yardstick for
-  attention's 4·N·H·n²·E FLOPs (:func:`~attention_ref.attention_flops`).
+  attention's 4·N·H·n²·E FLOPs ([`attention_flops`][attention_ref.attention_flops]).
 
 It writes ``docs/bench-results/<device>.json`` (small, committed) and PNG/SVG plots in
 ``bench-out/`` (not committed), prints a table, the log-log slopes of time against n, and
-the target ratios at n = 8192. :func:`plot_time` and :func:`plot_memory` draw the figures from
+the target ratios at n = 8192. `plot_time` and `plot_memory` draw the figures from
 the JSON alone; the docs build calls them and never benchmarks.
 
 Shape legend: N batch, H heads, n = L = S sequence length, E per-head width.
@@ -172,7 +172,7 @@ def _measure_memory_here(name: str, n: int, device: str) -> dict[str, Any]:
 
 
 def measure_memory(name: str, n: int, device: str) -> int | None:
-    """Run :func:`_measure_memory_here` in a fresh Python process; None if it failed."""
+    """Run `_measure_memory_here` in a fresh Python process; None if it failed."""
     cmd = [sys.executable, "-m", "attention_ref.bench", "--device", device]
     cmd += ["--measure-memory", name, str(n)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -148,8 +148,9 @@ def chunked_attention(
     $$O = \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,
       \quad\text{one } b_q \times b_k \text{ block of } QK^\top \text{ at a time}$$
 
-    Gives the same values and gradients as :func:`~attention_ref.scaled_dot_product_attention`
-    and ``torch.nn.functional.scaled_dot_product_attention``, up to rounding. The forward
+    Gives the same values and gradients as
+    [`scaled_dot_product_attention`][attention_ref.scaled_dot_product_attention] and
+    ``torch.nn.functional.scaled_dot_product_attention``, up to rounding. The forward
     pass holds one block of scores at a time. When no input requires a gradient (or under
     ``torch.no_grad()``) it updates its buffers in place; otherwise it uses out-of-place ops
     that autograd differentiates, and autograd then keeps every block for the backward

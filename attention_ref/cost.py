@@ -54,7 +54,7 @@ def attended_pairs(n: int, m: int, is_causal: bool = False, window: int | None =
     """How many (query i, key j) pairs are scored: n·m, the causal triangle, or the band.
 
     Positions are top-left aligned (query ``i`` and key ``i`` are the same position), as in
-    PyTorch's ``is_causal`` and :func:`~attention_ref.sliding_window_mask`.
+    PyTorch's ``is_causal`` and [`sliding_window_mask`][attention_ref.sliding_window_mask].
 
     Examples:
         >>> attended_pairs(4, 4), attended_pairs(4, 4, is_causal=True)
@@ -89,12 +89,13 @@ def attention_flops(
     $$\text{softmax, local: } 2 \cdot P \cdot (d_k + d_v) \qquad
       \text{linear: } 2 \cdot (n + m) \cdot d_k \cdot (d_v + 1)$$
 
-    ``P`` is the number of scored pairs (:func:`attended_pairs`): ``n·m``, the causal
+    ``P`` is the number of scored pairs (`attended_pairs`): ``n·m``, the causal
     triangle, or the band of ``window``. Softmax: ``Q K^T`` costs ``2·P·d_k`` and the
     weights times ``V`` ``2·P·d_v``, so ``4·n²·d`` for ``n = m``, ``d_k = d_v = d``: the
     quadratic term. Linear: ``φ(K)^T [V, 1]`` and ``φ(Q) [KV, z]``; causal or not, each key
     is added to the summary once and each query reads it once (the recurrent form; the
-    chunked form of :func:`~attention_ref.linear_attention` adds ``2·n·C·(d_k + d_v)``).
+    chunked form of [`linear_attention`][attention_ref.linear_attention] adds
+    ``2·n·C·(d_k + d_v)``).
     ``chunked_attention`` has the softmax count: the same products, in blocks.
 
     Args:
@@ -172,7 +173,8 @@ def attention_memory(
         is_causal: Query ``i`` sees keys ``0..i`` (top-left).
         window: The window w, for ``kind="local"`` only.
         block_size: ``"softmax"``: ``(b_q, b_k)`` (or one int) for the blocked form of
-            :func:`~attention_ref.chunked_attention`, None for the materialized matrix.
+            [`chunked_attention`][attention_ref.chunked_attention], None for the materialized
+            matrix.
             ``"local"``: queries per tile (default 128). ``"linear"``: the causal chunk
             (default 64).
         bytes_per_element: 4 for float32, 8 for float64.
@@ -181,8 +183,9 @@ def attention_memory(
         Bytes, an int.
 
     Raises:
-        ValueError: As :func:`attention_flops`, or on a block size below 1.
-        TypeError: As :func:`attention_flops`.
+        ValueError: As [`attention_flops`][attention_ref.attention_flops], or on a block size
+            below 1.
+        TypeError: As [`attention_flops`][attention_ref.attention_flops].
 
     Examples:
         >>> mib = 2**20

@@ -9,8 +9,8 @@ initial weights and differ only in where the LayerNorm sits:
 
 The task reverses a sequence of random vectors (the target is ``x.flip(1)``, the loss the mean
 squared error), so every position has to fetch another position's vector through attention.
-:func:`layer_grad_norms` takes one backward pass at initialization and returns the norm of
-each layer's gradient; :func:`train_losses` trains with Adam at a constant learning rate (no
+`layer_grad_norms` takes one backward pass at initialization and returns the norm of
+each layer's gradient; `train_losses` trains with Adam at a constant learning rate (no
 warm-up) and returns the loss of every step.
 
 Both run on one CPU thread (restored afterwards): the matrices are tiny, and several threads
@@ -43,7 +43,8 @@ class EncoderStack(nn.Module):
     after the same ``torch.manual_seed`` have the same layers and read-out in both variants.
 
     Args:
-        num_layers: How many :class:`~attention_ref.TransformerEncoderLayer` to stack.
+        num_layers: How many
+            [`TransformerEncoderLayer`][attention_ref.TransformerEncoderLayer] to stack.
         d_model: E, the model width.
         nhead: H, attention heads per layer.
         dim_feedforward: The hidden width of each feed-forward network.
@@ -140,8 +141,8 @@ def layer_grad_norms(
     # --8<-- [end:layer_grad_norms_def]
     """The norm of each layer's gradient after one backward pass at initialization.
 
-    Builds an :class:`EncoderStack` (``seed`` fixes its weights and the batch of
-    :func:`reverse_task`), computes the mean squared error once and backpropagates.
+    Builds an `EncoderStack` (``seed`` fixes its weights and the batch of
+    `reverse_task`), computes the mean squared error once and backpropagates.
 
     Returns:
         ``(num_layers,)``: for each layer, first to last, the L2 norm of the gradient of all
@@ -181,7 +182,7 @@ def train_losses(
     dim_feedforward: int = 64,
     seed: int = 0,
 ) -> list[float]:
-    """Train an :class:`EncoderStack` on one fixed batch with Adam, no warm-up; the losses.
+    """Train an `EncoderStack` on one fixed batch with Adam, no warm-up; the losses.
 
     Returns:
         ``steps`` floats: the loss before each update.

@@ -8,7 +8,8 @@ uses ``φ(q_i) · φ(k_j)`` with ``φ(x) = elu(x) + 1 > 0``, so the sum over key
 The sums are computed once (non-causal) or as running prefix sums (causal): O(L·E·Ev) time
 and O(E·Ev) state, linear in the sequence length. It is a *different* model, not an
 approximation that converges to softmax attention: its output differs from softmax
-attention's, and :func:`linear_attention_weights` shows by how much.
+attention's, and [`linear_attention_weights`][attention_ref.linear_attention_weights] shows by
+how much.
 
 Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention``):
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
@@ -56,9 +57,9 @@ def linear_attention_weights(
     $$A_{ij} = \frac{\varphi(q_i) \cdot \varphi(k_j)}{\sum_{j'} \varphi(q_i) \cdot
       \varphi(k_{j'}) + \epsilon}$$
 
-    Quadratic in L and S, like :func:`~attention_ref.attention_weights`, for inspecting and
-    testing; :func:`linear_attention` never builds it. ``linear_attention(q, k, v)`` equals
-    ``linear_attention_weights(q, k) @ v`` up to rounding.
+    Quadratic in L and S, like [`attention_weights`][attention_ref.attention_weights], for
+    inspecting and testing; [`linear_attention`][attention_ref.linear_attention] never builds it.
+    ``linear_attention(q, k, v)`` equals ``linear_attention_weights(q, k) @ v`` up to rounding.
 
     Args:
         query: ``(..., L, E)``.
@@ -109,7 +110,7 @@ def linear_attention(
     keys, adds its own keys with a small C × C triangle, then folds them into the summary.
 
     There is no softmax and no ``scale``: the output is **not** softmax attention's (see
-    :func:`linear_attention_weights` and the example below).
+    [`linear_attention_weights`][attention_ref.linear_attention_weights] and the example below).
 
     Args:
         query: ``(..., L, E)``.

@@ -7,8 +7,9 @@ key ``j`` when
     non-causal:  |i - j| < window
 
 with positions aligned at the top-left, as ``is_causal`` and
-:func:`~attention_ref.sliding_window_mask`. The band is computed tile by tile, so time and
-memory grow as L·window, not L·S (Longformer, Beltagy et al. 2020; Mistral's sliding window).
+[`sliding_window_mask`][attention_ref.sliding_window_mask]. The band is computed tile by tile,
+so time and memory grow as L·window, not L·S (Longformer, Beltagy et al. 2020; Mistral's
+sliding window).
 
 Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention``):
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
