@@ -38,11 +38,13 @@ from ._checks import check_mask, check_qkv
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
+# --8<-- [start:chunked_default_block_size]
 #: (query tile b_q, key block b_k), chosen by measurement (N=1, H=4, E=64, n=8192, float32, a
 #: 2-core AVX-512 CPU): 256-query tiles were ~8 % slower, 2048-query tiles ~20 % slower, and
 #: everything from 512 × 256 to 1024 × 768 within the timing noise (±5 %). 512 × 512 is that
 #: plateau's simplest point: 4 heads × 512 × 512 floats = 4 MiB of scores per block.
 DEFAULT_BLOCK_SIZE = (512, 512)
+# --8<-- [end:chunked_default_block_size]
 
 _NEG_INF = float("-inf")
 _LOG2_E = math.log2(math.e)  # e^x = 2^(x·log2 e): the scores are kept in base-2 units
@@ -91,6 +93,18 @@ def _causal_block(rows: slice, cols: slice, device: torch.device) -> Tensor | No
     return j <= i  # (b_q, b_k)
 
 
+def _block_scores(
+    bias: Tensor, q_tile: Tensor, k_t: Tensor, beta: float, alpha: float, buffer: Tensor | None
+) -> Tensor:
+    """beta · bias + alpha · q_tile @ k_t (B, b_q, b_k) in one BLAS call, into ``buffer``'s
+    memory when there is one (the same memory for every block: no allocation per step)."""
+    if buffer is None:
+        return torch.baddbmm(bias, q_tile, k_t, beta=beta, alpha=alpha)
+    shape = (q_tile.size(0), q_tile.size(1), k_t.size(2))
+    out = buffer[: math.prod(shape)].view(shape)  # the last blocks may be smaller
+    return torch.baddbmm(bias, q_tile, k_t, beta=beta, alpha=alpha, out=out)
+
+
 # --8<-- [start:online_softmax_step]
 def _online_softmax_step(
     state: tuple[Tensor, Tensor, Tensor], scores: Tensor, value: Tensor
@@ -134,6 +148,7 @@ def _online_softmax_step_(
 # --8<-- [end:online_softmax_step_inplace]
 
 
+# --8<-- [start:chunked_attention_def]
 def chunked_attention(
     query: Tensor,
     key: Tensor,
@@ -143,6 +158,7 @@ def chunked_attention(
     scale: float | None = None,
     block_size: int | tuple[int, int] = DEFAULT_BLOCK_SIZE,
 ) -> Tensor:
+    # --8<-- [end:chunked_attention_def]
     r"""Exact scaled dot-product attention, computed block by block with the online softmax.
 
     $$O = \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,
@@ -189,6 +205,7 @@ def chunked_attention(
         >>> torch.allclose(causal, scaled_dot_product_attention(q, k, v, is_causal=True))
         True
     """
+    # --8<-- [start:chunked_attention_body]
     check_qkv(query, key, value)
     b_q, b_k = _check_block_size(block_size)
     batch = _batch_shape(query, key, value)
@@ -208,9 +225,12 @@ def chunked_attention(
     B = q.size(0)
     out = q.new_empty(B, L, Ev)
 
-    # No gradient wanted: the step may overwrite its inputs (faster, no new L×S-block tensors).
+    # No gradient wanted: every block's scores are written into one reused buffer and the step
+    # overwrites them in place. Autograd needs each block kept, so it gets new tensors instead.
     wants_grad = any(t is not None and t.requires_grad for t in (query, key, value, attn_mask))
-    step = _online_softmax_step if torch.is_grad_enabled() and wants_grad else _online_softmax_step_
+    in_place = not (torch.is_grad_enabled() and wants_grad)
+    step = _online_softmax_step_ if in_place else _online_softmax_step
+    buffer = q.new_empty(B * min(b_q, L) * min(b_k, S)) if in_place else None
     no_bias = q.new_zeros(())  # baddbmm's input when there is no float mask (ignored: beta=0)
 
     for i in range(0, L, b_q):
@@ -229,7 +249,7 @@ def chunked_attention(
                 bias, beta = _mask_block(attn_mask, batch, rows, cols), _LOG2_E
             else:
                 bias, beta = no_bias, 0.0
-            scores = torch.baddbmm(bias, q_tile, k_t[:, :, cols], beta=beta, alpha=scale2)
+            scores = _block_scores(bias, q_tile, k_t[:, :, cols], beta, scale2, buffer)
             if attn_mask is not None and attn_mask.dtype == torch.bool:
                 keep = _mask_block(attn_mask, batch, rows, cols)  # (B or 1, b_q, b_k)
             else:
@@ -237,7 +257,7 @@ def chunked_attention(
             if keep is not None:  # in place is fine for autograd: baddbmm does not need it
                 scores.masked_fill_(keep.logical_not(), _NEG_INF)
             state = step(state, scores, v[:, cols])  # (B, b_q, b_k) block folded into the state
-            del scores  # free this block before the next one is made: one block alive at a time
         _, l, acc = state
         out[:, rows] = acc / l.masked_fill(l == 0, 1.0)  # a row with every key masked: 0 / 1
     return out.reshape(*batch, L, Ev)
+    # --8<-- [end:chunked_attention_body]
