@@ -1,0 +1,44 @@
+/* The two languages, as a reader expects them:
+   - The language menu goes straight to its link, which mkdocs-static-i18n points at this page
+     in the other language. (Material's own handler looks the page up in the sitemap and, when
+     that fails, e.g. for a site served on a port of its own, lands on the other home page.)
+   - Search lists the pages of the reader's language first. The index holds both languages,
+     and Material orders results by score alone, so "softmax" would mix both. */
+(function () {
+  "use strict"
+
+  document.addEventListener("click", function (ev) {
+    var target = ev.target instanceof Element ? ev.target : null
+    if (target && target.closest(".md-select__link[hreflang]"))
+      ev.stopPropagation()  // the browser follows the link; Material's handler does not run
+  }, true)
+
+  // Language roots from the head's <link rel="alternate" hreflang>: "/" (en), "/zh/" (zh).
+  var roots = []
+  document.querySelectorAll("link[rel=alternate][hreflang]").forEach(function (link) {
+    roots.push({ lang: link.hreflang, path: new URL(link.href).pathname })
+  })
+  roots.sort(function (a, b) { return b.path.length - a.path.length })
+  var own = document.documentElement.lang
+
+  function language(item) {
+    var link = item.querySelector("a[href]")
+    var path = link ? new URL(link.href).pathname : ""
+    for (var i = 0; i < roots.length; i++)
+      if (path.indexOf(roots[i].path) === 0) return roots[i].lang
+    return own
+  }
+
+  var list = document.querySelector(".md-search-result__list")
+  if (!list || roots.length < 2) return
+  var observer = new MutationObserver(function () {
+    var items = Array.prototype.slice.call(list.children)
+    var sorted = items.filter(function (item) { return language(item) === own })
+      .concat(items.filter(function (item) { return language(item) !== own }))
+    if (sorted.every(function (item, i) { return item === items[i] })) return
+    observer.disconnect()
+    sorted.forEach(function (item) { list.appendChild(item) })
+    observer.observe(list, { childList: true })
+  })
+  observer.observe(list, { childList: true })
+})()

@@ -1,0 +1,155 @@
+"""The built site in a real browser: served on 127.0.0.1, driven by Playwright in Debian's Chromium.
+
+`nox -s e2e` builds the site, installs axe-core from npm and runs these tests; they are kept out
+of the plain `pytest` run (``--ignore=tests/e2e`` in pyproject.toml). By hand, after a build::
+
+    npm install --no-save --prefix .cache/npm axe-core@4
+    pytest tests/e2e
+
+Every page of the site (each ``index.html`` under site/, English at ``/``, Chinese at ``/zh/``) is
+opened once, in a fresh browser context; what the tests assert on is gathered during that visit
+(`visit.py`), the first time a test asks for it. The session prints the pages' weights and every
+accessibility finding, and leaves screenshots of every page (desktop light, desktop dark, phone)
+under screenshots/, which git ignores.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import io
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from . import visit
+from .site_pages import ROOT, SCREENSHOTS, SITE, pages
+
+CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+AXE = Path(os.environ.get("E2E_AXE", ROOT / ".cache/npm/node_modules/axe-core/axe.min.js"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not (SITE / "index.html").is_file():
+        raise pytest.UsageError(f"no built site at {SITE}: run `nox -s e2e`, which builds it")
+    if not Path(CHROMIUM).is_file():
+        raise pytest.UsageError(
+            f"{CHROMIUM} is missing: `apt-get install chromium fonts-noto-cjk` (as root), "
+            "or point E2E_CHROMIUM at a Chromium"
+        )
+    if not AXE.is_file():
+        raise pytest.UsageError(
+            f"axe-core is missing at {AXE}: "
+            "`npm install --no-save --prefix .cache/npm axe-core@4`, or set E2E_AXE"
+        )
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    SCREENSHOTS.mkdir(parents=True)
+
+
+class _StaticHost(http.server.SimpleHTTPRequestHandler):
+    """site/ as a static host serves it (GitHub Pages, Netlify, nginx): text gzip-compressed."""
+
+    COMPRESSED = (".html", ".css", ".js", ".json", ".svg", ".xml", ".txt")
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir() and self.path.split("?")[0].endswith("/"):
+            path = path / "index.html"
+        accepts_gzip = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts_gzip and path.suffix in self.COMPRESSED and path.is_file()):
+            return super().send_head()
+        body = _gzip(path, path.stat().st_mtime_ns)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """A browser context closed mid-transfer is no error of the site's."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+@functools.cache
+def _gzip(path: Path, mtime_ns: int) -> bytes:
+    return gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+
+
+@pytest.fixture(scope="session")
+def base_url() -> Iterator[str]:
+    """site/ served on 127.0.0.1, on a free port."""
+    handler = functools.partial(_StaticHost, directory=str(SITE))
+    server = _Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def visits(browser: Browser, base_url: str) -> visit.Visits:
+    """Each page's visits, made once and shared by the tests."""
+    return visit.Visits(browser, base_url, AXE.read_text(encoding="utf-8"))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``page``: every page of the built site; ``slug``: every page name, either language."""
+    if "page" in metafunc.fixturenames:
+        found = pages()
+        metafunc.parametrize("page", found, ids=[p.id for p in found])
+    if "slug" in metafunc.fixturenames:
+        slugs = sorted({p.slug for p in pages()})
+        metafunc.parametrize("slug", slugs, ids=[s or "home" for s in slugs])
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """The pages' weights and every accessibility finding, and where the screenshots are."""
+    report = visit.REPORT
+    if not report.weights and not report.axe:
+        return
+    write = terminalreporter.write_line
+    if report.weights:
+        terminalreporter.section("page weight (bytes transferred, first visit, no cache)")
+        table = visit.weight_table(report.weights)
+        for line in table.splitlines():
+            write(line)
+        (SCREENSHOTS / "page-weights.md").write_text(table + "\n", encoding="utf-8")
+    terminalreporter.section("axe-core findings (all impacts)")
+    if not report.axe:
+        write("none")
+    for line in sorted(report.axe):
+        write(line)
+    write(f"screenshots: {SCREENSHOTS}/")
