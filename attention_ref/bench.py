@@ -253,6 +253,12 @@ def run(
 ) -> dict[str, Any]:
     """Measure everything and return the results as the JSON-ready dict that is saved."""
     machine = _machine(device)
+    if machine["load_average"][0] > 0.25 * (os.cpu_count() or 1):
+        print(
+            f"warning: load average {machine['load_average']}: other work is running, the "
+            "timings will be noisy (the load is saved with the results)",
+            file=sys.stderr,
+        )
     gemm = [gemm_gflops(device)]
     results: dict[str, dict[str, list]] = {
         name: {"n": [], "time_s": [], "time_median_s": [], "gflops": [], "peak_mib": []}
@@ -291,6 +297,7 @@ def run(
             row["max_abs_diff_vs_sdpa"].append(_sig(diffs.get(name), 2))
         print(f"n={n}: " + ", ".join(f"{k} {min(v):.4g}s" for k, v in times.items()), flush=True)
     gemm.append(gemm_gflops(device))  # again at the end: keep the better of the two
+    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
 
     flops_ratio = {}
     for name in names:

@@ -191,8 +191,8 @@ def attention_memory(
         >>> mib = 2**20
         >>> attention_memory(8192, d_k=64, heads=4) / mib  # the weights + the output
         1032.0
-        >>> attention_memory(8192, d_k=64, heads=4, block_size=(512, 512)) / mib
-        12.515625
+        >>> attention_memory(8192, d_k=64, heads=4, block_size=(768, 512)) / mib
+        14.7734375
     """
     m = n if m is None else m
     d_v = d_k if d_v is None else d_v

@@ -48,14 +48,14 @@ def test_causal_flops_are_the_triangle():
 
 def test_memory_is_quadratic_dense_and_linear_blocked():
     dense = partial(attention_memory, d_k=64, heads=4)
-    blocked = partial(attention_memory, d_k=64, heads=4, block_size=(512, 512))
+    blocked = partial(attention_memory, d_k=64, heads=4, block_size=(768, 512))
     linear = partial(attention_memory, d_k=64, heads=4, kind="linear")
     local = partial(attention_memory, d_k=64, heads=4, kind="local", window=256)
     for f in (blocked, linear, local):
         n = 2048
         assert f(4 * n) - f(2 * n) == 2 * (f(2 * n) - f(n))
     assert dense(8192) == 4 * (8192 * 8192 + 8192 * 64) * 4
-    assert dense(8192) / blocked(8192) > 80  # the issue asks for 20x measured
+    assert dense(8192) / blocked(8192) > 60  # the issue asks for 20x, measured
     assert attention_memory(100, d_k=8, bytes_per_element=8) == 2 * attention_memory(100, d_k=8)
 
 
