@@ -3,8 +3,9 @@
 Run ``python -m attention_ref.bench`` (or ``nox -s bench``); ``--help`` lists the options.
 It measures, at n = 512 … 8192 with N = 1, H = 4, E = 64 and float32:
 
-* time: each implementation in turn, round after round, in this process; the fastest
-  round is kept (the least disturbed by other work on the machine);
+* time: each implementation in turn, round after round, in this process (a round is one
+  call, or the mean of enough calls to last 50 ms); the fastest round is kept, the least
+  disturbed by other work on the machine;
 * extra peak memory: one fresh process per (implementation, n), which builds the inputs,
   runs a tiny warm-up, resets the peak and makes one call. On CPU the peak is Linux's
   ``VmHWM`` (reset by writing 5 to ``/proc/self/clear_refs``) minus the ``VmRSS`` before the
@@ -120,12 +121,19 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _time_once(fn: Callable[[], Any], device: str) -> float:
+def _time_once(fn: Callable[[], Any], device: str, calls: int = 1) -> float:
+    """Seconds per call, averaged over ``calls`` back-to-back calls."""
     _sync(device)
     start = time.perf_counter()
-    fn()
+    for _ in range(calls):
+        fn()
     _sync(device)
-    return time.perf_counter() - start
+    return (time.perf_counter() - start) / calls
+
+
+def _calls_per_round(seconds_per_call: float, at_least: float = 0.05) -> int:
+    """Enough calls for a timed round of ``at_least`` seconds: fast calls are averaged."""
+    return max(1, min(1000, math.ceil(at_least / max(seconds_per_call, 1e-7))))
 
 
 def gemm_gflops(device: str, size: int = GEMM_SIZE, repeat: int = 10) -> float:
@@ -276,9 +284,10 @@ def run(
         with torch.no_grad():
             exact = F.scaled_dot_product_attention(query, key, value)
             diffs = {name: (fn() - exact).abs().max().item() for name, fn in fns.items()}
+            calls = {name: _calls_per_round(_time_once(fn, device)) for name, fn in fns.items()}
             for _ in range(repeat):  # round-robin: a disturbance hits every implementation
                 for name, fn in fns.items():
-                    times[name].append(_time_once(fn, device))
+                    times[name].append(_time_once(fn, device, calls[name]))
         del query, key, value, exact
         for name in names:
             kind = IMPLEMENTATIONS[name][1]
@@ -333,7 +342,8 @@ def run(
             "block_size": list(DEFAULT_BLOCK_SIZE),
             "repeat": repeat,
             "sizes": list(sizes),
-            "time": "fastest of `repeat` round-robin rounds, after one warm-up call, no_grad",
+            "time": "fastest of `repeat` round-robin rounds (a round: one call, or the mean of"
+            " enough calls to last 50 ms), after a warm-up call, under no_grad",
             "memory": "extra peak of one call in a fresh process (see attention_ref.bench)",
             "flops": "attention_flops: 2 per multiply-add of the matrix products",
         },
