@@ -39,11 +39,13 @@ from ._checks import check_mask, check_qkv
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
 # --8<-- [start:chunked_default_block_size]
-#: (query tile b_q, key block b_k), chosen by measurement (N=1, H=4, E=64, n=8192, float32, a
-#: 2-core AVX-512 CPU, five interleaved runs against PyTorch's SDPA): 768 × 512 averaged 1.06×
-#: SDPA's time, 512 × 512 1.12×, 1024 × 512 1.10×, 256 × 512 1.16×, 2048 × 512 1.3×. The
-#: block is 4 heads × 768 × 512 floats = 6 MiB of scores, in L3; larger tiles mean fewer,
-#: bigger BLAS calls and less Python per FLOP until the elementwise passes spill out of cache.
+#: (query tile b_q, key block b_k), chosen by measurement at N=1, H=4, E=64,
+#: n=8192, float32 on a 2-core AVX-512 CPU, five interleaved runs against
+#: PyTorch's SDPA. Time relative to SDPA: 768 × 512 1.06×, 512 × 512 1.12×,
+#: 1024 × 512 1.10×, 256 × 512 1.16×, 2048 × 512 1.3×. The block is
+#: 4 heads × 768 × 512 floats = 6 MiB of scores, in L3. Larger tiles mean
+#: fewer, bigger BLAS calls and less Python per FLOP, until the elementwise
+#: passes spill out of cache.
 DEFAULT_BLOCK_SIZE = (768, 512)
 # --8<-- [end:chunked_default_block_size]
 
