@@ -47,6 +47,15 @@ def check_qkv(query: Tensor, key: Tensor, value: Tensor | None = None) -> None:
         )
 
 
+def check_positive_int(name: str, value: object, what: str = "int") -> int:
+    """``value`` if it is an int >= 1 (not a bool); otherwise an error naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name}: expected a positive {what}, got {value}")
+    return value
+
+
 def check_dropout(dropout_p: float, name: str = "dropout_p") -> None:
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"{name}: expected a probability in [0, 1), got {dropout_p}")

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ._checks import check_qkv
+from ._checks import check_positive_int, check_qkv
 from .chunked import _batch_shape
 
 __all__ = ["elu_feature_map", "linear_attention", "linear_attention_weights"]
@@ -39,14 +39,6 @@ def elu_feature_map(x: Tensor) -> Tensor:
         tensor([0.1353, 1.0000, 4.0000])
     """
     return F.elu(x) + 1
-
-
-def _check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name}: expected a positive int, got {value}")
-    return value
 
 
 def linear_attention_weights(
@@ -142,7 +134,7 @@ def linear_attention(
     """
     # --8<-- [start:linear_attention_body]
     check_qkv(query, key, value)
-    chunk_size = _check_positive_int("chunk_size", chunk_size)
+    chunk_size = check_positive_int("chunk_size", chunk_size)
     batch = _batch_shape(query, key, value)
     phi_q, phi_k = elu_feature_map(query), elu_feature_map(key)  # (..., L, E), (..., S, E)
     if not is_causal:

@@ -24,19 +24,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._checks import check_qkv
+from ._checks import check_positive_int, check_qkv
 from .attention import scaled_dot_product_attention
 from .chunked import _batch_shape
 
 __all__ = ["sliding_window_attention"]
-
-
-def _check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name}: expected a positive int, got {value}")
-    return value
 
 
 # --8<-- [start:sliding_window_attention]
@@ -92,8 +84,8 @@ def sliding_window_attention(
     """
     # --8<-- [start:sliding_window_attention_body]
     check_qkv(query, key, value)
-    window = _check_positive_int("window", window)
-    block_size = _check_positive_int("block_size", block_size)
+    window = check_positive_int("window", window)
+    block_size = check_positive_int("block_size", block_size)
     batch = _batch_shape(query, key, value)
     L, S, Ev = query.size(-2), key.size(-2), value.size(-1)
     reach_back, reach_ahead = window - 1, 0 if is_causal else window - 1

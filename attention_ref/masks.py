@@ -15,17 +15,11 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from ._checks import check_positive_int
+
 __all__ = ["causal_mask", "padding_mask", "sliding_window_mask"]
 
 _ALIGNS = ("top_left", "bottom_right")
-
-
-def _check_length(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name}: expected a positive length, got {value}")
-    return value
 
 
 def _offset(q_len: int, k_len: int, align: str) -> int:
@@ -71,8 +65,8 @@ def causal_mask(
                 [1, 1, 1, 1]], dtype=torch.int32)
     """
     # --8<-- [start:causal_mask_body]
-    q_len = _check_length("q_len", q_len)
-    k_len = q_len if k_len is None else _check_length("k_len", k_len)
+    q_len = check_positive_int("q_len", q_len, "length")
+    k_len = q_len if k_len is None else check_positive_int("k_len", k_len, "length")
     diagonal = _offset(q_len, k_len, align)
     return torch.ones(q_len, k_len, dtype=torch.bool, device=device).tril(diagonal)  # (L, S)
     # --8<-- [end:causal_mask_body]
@@ -164,9 +158,9 @@ def sliding_window_mask(
                 [0, 1, 1]], dtype=torch.int32)
     """
     # --8<-- [start:sliding_window_mask_body]
-    q_len = _check_length("q_len", q_len)
-    window = _check_length("window", window)
-    k_len = q_len if k_len is None else _check_length("k_len", k_len)
+    q_len = check_positive_int("q_len", q_len, "length")
+    window = check_positive_int("window", window, "length")
+    k_len = q_len if k_len is None else check_positive_int("k_len", k_len, "length")
     query_pos = torch.arange(q_len)[:, None] + _offset(q_len, k_len, align)  # (L, 1)
     distance = query_pos - torch.arange(k_len)[None, :]  # (L, S): i - j
     if causal:
