@@ -74,8 +74,12 @@ def _register_cjk_font() -> None:
 
 
 def _fingerprint(root: Path) -> tuple[int, ...]:
-    """Changes whenever attention_ref or a plot module changes (for `mkdocs serve`)."""
-    sources = [*(root / "attention_ref").rglob("*.py"), *(root / "docs_hooks").rglob("*.py")]
+    """Changes when attention_ref, a plot module or a benchmark result changes (`mkdocs serve`)."""
+    sources = [
+        *(root / "attention_ref").rglob("*.py"),
+        *(root / "docs_hooks").rglob("*.py"),
+        *(root / "docs" / "bench-results").glob("*.json"),
+    ]
     return tuple(p.stat().st_mtime_ns for p in sorted(sources))
 
 
