@@ -53,8 +53,6 @@ def _scores_shape(query: Tensor, key: Tensor) -> torch.Size:
     return torch.Size((*batch, query.size(-2), key.size(-2)))
 
 
-# --8<-- [start:attention_weights]
-# --8<-- [start:attention_weights_def]
 def attention_weights(
     query: Tensor,
     key: Tensor,
@@ -63,7 +61,6 @@ def attention_weights(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Tensor:
-    # --8<-- [end:attention_weights_def]
     r"""The attention matrix ``softmax(query @ key^T * scale + mask)``.
 
     $$A = \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)$$
@@ -102,7 +99,6 @@ def attention_weights(
         tensor([[1.0000, 0.0000, 0.0000],
                 [0.3302, 0.6698, 0.0000]])
     """
-    # --8<-- [start:attention_weights_body]
     check_qkv(query, key)
     if enable_gqa:
         key = _expand_kv_heads(query, key, "key")
@@ -116,31 +112,25 @@ def attention_weights(
         scale = 1.0 / math.sqrt(query.size(-1))
 
     scores = query @ key.transpose(-2, -1) * scale  # (..., L, S)
-    # --8<-- [start:attention_weights_masking]
+    # --8<-- [start:masking]
     if is_causal:
         attn_mask = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         scores = scores.masked_fill(~attn_mask, float("-inf"))  # a new tensor, never in place
     elif attn_mask is not None:
         scores = scores + attn_mask
-    # --8<-- [end:attention_weights_masking]
+    # --8<-- [end:masking]
 
-    # --8<-- [start:attention_weights_safe_softmax]
+    # --8<-- [start:safe_softmax]
     # Softmax that gives a zero row, not NaN, where every key is masked (max is -inf).
     row_max = scores.amax(dim=-1, keepdim=True).detach()  # (..., L, 1)
     row_max = row_max.masked_fill(row_max == float("-inf"), 0.0)
     exp = (scores - row_max).exp()  # masked entries: exp(-inf) = 0
     total = exp.sum(dim=-1, keepdim=True)  # (..., L, 1); 0 for a fully masked row
     return exp / total.masked_fill(total == 0, 1.0)
-    # --8<-- [end:attention_weights_safe_softmax]
-    # --8<-- [end:attention_weights_body]
+    # --8<-- [end:safe_softmax]
 
 
-# --8<-- [end:attention_weights]
-
-
-# --8<-- [start:scaled_dot_product_attention]
-# --8<-- [start:scaled_dot_product_attention_def]
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -151,7 +141,6 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Tensor:
-    # --8<-- [end:scaled_dot_product_attention_def]
     r"""Attention as in "Attention Is All You Need", with PyTorch's arguments and semantics.
 
     $$\operatorname{Attention}(Q, K, V) =
@@ -194,7 +183,6 @@ def scaled_dot_product_attention(
         >>> torch.allclose(out, torch.nn.functional.scaled_dot_product_attention(q, k, v))
         True
     """
-    # --8<-- [start:scaled_dot_product_attention_body]
     check_qkv(query, key, value)
     check_dropout(dropout_p)
     weights = attention_weights(query, key, attn_mask, is_causal, scale, enable_gqa)  # (..., L, S)
@@ -203,7 +191,3 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ value  # (..., L, Ev)
-    # --8<-- [end:scaled_dot_product_attention_body]
-
-
-# --8<-- [end:scaled_dot_product_attention]

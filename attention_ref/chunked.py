@@ -38,7 +38,6 @@ from ._checks import check_mask, check_qkv
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
-# --8<-- [start:chunked_default_block_size]
 #: (query tile b_q, key block b_k), chosen by measurement at N=1, H=4, E=64,
 #: n=8192, float32 on a 2-core AVX-512 CPU, five interleaved runs against
 #: PyTorch's SDPA. Time relative to SDPA: 768 × 512 1.06×, 512 × 512 1.12×,
@@ -47,7 +46,6 @@ __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 #: fewer, bigger BLAS calls and less Python per FLOP, until the elementwise
 #: passes spill out of cache.
 DEFAULT_BLOCK_SIZE = (768, 512)
-# --8<-- [end:chunked_default_block_size]
 
 _NEG_INF = float("-inf")
 _LOG2_E = math.log2(math.e)  # e^x = 2^(x·log2 e): the scores are kept in base-2 units
@@ -108,7 +106,6 @@ def _block_scores(
     return torch.baddbmm(bias, q_tile, k_t, beta=beta, alpha=alpha, out=out)
 
 
-# --8<-- [start:online_softmax_step]
 def _online_softmax_step(
     state: tuple[Tensor, Tensor, Tensor], scores: Tensor, value: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
@@ -125,10 +122,6 @@ def _online_softmax_step(
     return m_new, l, acc
 
 
-# --8<-- [end:online_softmax_step]
-
-
-# --8<-- [start:online_softmax_step_inplace]
 def _online_softmax_step_(
     state: tuple[Tensor, Tensor, Tensor], scores: Tensor, value: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
@@ -148,10 +141,6 @@ def _online_softmax_step_(
     return m_new, l, acc
 
 
-# --8<-- [end:online_softmax_step_inplace]
-
-
-# --8<-- [start:chunked_attention_def]
 def chunked_attention(
     query: Tensor,
     key: Tensor,
@@ -161,7 +150,6 @@ def chunked_attention(
     scale: float | None = None,
     block_size: int | tuple[int, int] = DEFAULT_BLOCK_SIZE,
 ) -> Tensor:
-    # --8<-- [end:chunked_attention_def]
     r"""Exact scaled dot-product attention, computed block by block with the online softmax.
 
     $$O = \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,
@@ -208,7 +196,6 @@ def chunked_attention(
         >>> torch.allclose(causal, scaled_dot_product_attention(q, k, v, is_causal=True))
         True
     """
-    # --8<-- [start:chunked_attention_body]
     check_qkv(query, key, value)
     b_q, b_k = _check_block_size(block_size)
     batch = _batch_shape(query, key, value)
@@ -263,4 +250,3 @@ def chunked_attention(
         _, l, acc = state
         out[:, rows] = acc / l.masked_fill(l == 0, 1.0)  # a row with every key masked: 0 / 1
     return out.reshape(*batch, L, Ev)
-    # --8<-- [end:chunked_attention_body]

@@ -71,7 +71,6 @@ def attended_pairs(n: int, m: int, is_causal: bool = False, window: int | None =
     return sum(max(0, min(n, m + d) - max(0, d)) for d in distances)
 
 
-# --8<-- [start:attention_flops]
 def attention_flops(
     n: int,
     m: int | None = None,
@@ -134,10 +133,6 @@ def attention_flops(
     return batch * heads * per_head
 
 
-# --8<-- [end:attention_flops]
-
-
-# --8<-- [start:attention_memory]
 def attention_memory(
     n: int,
     m: int | None = None,
@@ -217,6 +212,3 @@ def attention_memory(
             c = min(block_size[0] if block_size else 64, n)
             held += c * c
     return batch * heads * (held + output) * bytes_per_element
-
-
-# --8<-- [end:attention_memory]

@@ -82,7 +82,6 @@ class TransformerEncoderLayer(nn.Module):
         self.activation = _ACTIVATIONS[activation]
         self.norm_first = norm_first
 
-    # --8<-- [start:forward]
     def forward(
         self, src: Tensor, *, attn_mask: Tensor | None = None, is_causal: bool = False
     ) -> Tensor:
@@ -107,8 +106,6 @@ class TransformerEncoderLayer(nn.Module):
     def _feed_forward(self, x: Tensor) -> Tensor:
         hidden = self.dropout(self.activation(self.linear1(x)))  # (N, L, F)
         return self.dropout2(self.linear2(hidden))  # (N, L, E)
-
-    # --8<-- [end:forward]
 
     @classmethod
     def from_torch(cls, module: nn.TransformerEncoderLayer) -> TransformerEncoderLayer:

@@ -127,8 +127,6 @@ def _seeded_stack_and_data(
     return stack, x, y
 
 
-# --8<-- [start:layer_grad_norms]
-# --8<-- [start:layer_grad_norms_def]
 def layer_grad_norms(
     norm_first: bool,
     *,
@@ -138,7 +136,6 @@ def layer_grad_norms(
     dim_feedforward: int = 64,
     seed: int = 0,
 ) -> Tensor:
-    # --8<-- [end:layer_grad_norms_def]
     """The norm of each layer's gradient after one backward pass at initialization.
 
     Builds an `EncoderStack` (``seed`` fixes its weights and the batch of
@@ -153,7 +150,6 @@ def layer_grad_norms(
         >>> post.shape, bool(post[-1] > post[0])  # Post-LN: the last layer gets more
         (torch.Size([6]), True)
     """
-    # --8<-- [start:layer_grad_norms_body]
     stack, x, y = _seeded_stack_and_data(
         norm_first, seed, num_layers, d_model, nhead, dim_feedforward
     )
@@ -164,13 +160,8 @@ def layer_grad_norms(
         for layer in stack.layers
     ]
     return torch.stack(norms)  # (num_layers,)
-    # --8<-- [end:layer_grad_norms_body]
 
 
-# --8<-- [end:layer_grad_norms]
-
-
-# --8<-- [start:train_losses]
 def train_losses(
     norm_first: bool,
     *,
@@ -210,6 +201,3 @@ def train_losses(
             optimizer.step()
             losses.append(loss.item())
     return losses
-
-
-# --8<-- [end:train_losses]

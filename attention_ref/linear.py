@@ -82,8 +82,6 @@ def linear_attention_weights(
     return similarity / (similarity.sum(dim=-1, keepdim=True) + eps)
 
 
-# --8<-- [start:linear_attention]
-# --8<-- [start:linear_attention_def]
 def linear_attention(
     query: Tensor,
     key: Tensor,
@@ -92,7 +90,6 @@ def linear_attention(
     eps: float = 1e-6,
     chunk_size: int = 64,
 ) -> Tensor:
-    # --8<-- [end:linear_attention_def]
     r"""Linear attention with the feature map φ(x) = elu(x) + 1: O(L·E·Ev), not O(L·S·E).
 
     $$O_i = \frac{\varphi(q_i)^\top \sum_j \varphi(k_j) v_j^\top}
@@ -132,7 +129,6 @@ def linear_attention(
         >>> (out - exact).abs().max()  # a different model: not close to softmax attention
         tensor(0.8887)
     """
-    # --8<-- [start:linear_attention_body]
     check_qkv(query, key, value)
     chunk_size = check_positive_int("chunk_size", chunk_size)
     batch = _batch_shape(query, key, value)
@@ -162,7 +158,3 @@ def linear_attention(
     if not chunks:
         return phi_q.new_zeros(*batch, 0, Ev)
     return torch.cat([c.expand(*batch, *c.shape[-2:]) for c in chunks], dim=-2)  # (..., L, Ev)
-    # --8<-- [end:linear_attention_body]
-
-
-# --8<-- [end:linear_attention]

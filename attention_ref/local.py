@@ -31,8 +31,6 @@ from .chunked import _batch_shape
 __all__ = ["sliding_window_attention"]
 
 
-# --8<-- [start:sliding_window_attention]
-# --8<-- [start:sliding_window_attention_def]
 def sliding_window_attention(
     query: Tensor,
     key: Tensor,
@@ -42,7 +40,6 @@ def sliding_window_attention(
     scale: float | None = None,
     block_size: int = 128,
 ) -> Tensor:
-    # --8<-- [end:sliding_window_attention_def]
     r"""Softmax attention over a band of keys: O(L·w) time and memory instead of O(L·S).
 
     $$O_i = \sum_{j:\ |i-j| < w} \operatorname{softmax}_j
@@ -82,7 +79,6 @@ def sliding_window_attention(
         >>> torch.allclose(local, scaled_dot_product_attention(q, k, v, attn_mask=band))
         True
     """
-    # --8<-- [start:sliding_window_attention_body]
     check_qkv(query, key, value)
     window = check_positive_int("window", window)
     block_size = check_positive_int("block_size", block_size)
@@ -108,7 +104,3 @@ def sliding_window_attention(
             scale=scale,
         )  # (..., b, Ev)
     return out
-    # --8<-- [end:sliding_window_attention_body]
-
-
-# --8<-- [end:sliding_window_attention]

@@ -136,10 +136,7 @@ def _per_key(mask: Tensor) -> Tensor:
     return mask[:, 0, 0, :]  # (N, S)
 
 
-# --8<-- [start:to_sdpa_mask]
-# --8<-- [start:to_sdpa_mask_def]
 def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None) -> Tensor:
-    # --8<-- [end:to_sdpa_mask_def]
     """Convert a mask written in ``convention`` into an SDPA bool mask (True = may attend).
 
     The result broadcasts against the scores ``(N, H, L, S)``: pass it as ``attn_mask`` to
@@ -181,7 +178,6 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
         >>> to_sdpa_mask(padding, "mha_key_padding_mask")[:, 0, 0]
         tensor([[ True,  True, False]])
     """
-    # --8<-- [start:to_sdpa_mask_body]
     mask = _check_native(mask, _check_convention(convention))
     if convention == "sdpa":
         return mask  # already True = may attend
@@ -197,16 +193,9 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
         return (mask == 1)[:, None, None, :]  # (N, 1, 1, S); 1 = attend
     keep = mask != 0  # "seeds": masked_fill(mask == 0, ...) removes the zeros
     return keep[:, None] if keep.dim() == 3 else keep  # (N, L, S) -> (N, 1, L, S)
-    # --8<-- [end:to_sdpa_mask_body]
 
 
-# --8<-- [end:to_sdpa_mask]
-
-
-# --8<-- [start:from_sdpa_mask]
-# --8<-- [start:from_sdpa_mask_def]
 def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None) -> Tensor:
-    # --8<-- [end:from_sdpa_mask_def]
     """Convert an SDPA bool mask (True = may attend) into the mask ``convention`` expects.
 
     The inverse of [`to_sdpa_mask`][attention_ref.to_sdpa_mask]:
@@ -241,7 +230,6 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
         tensor([[False, False, False],
                 [False,  True,  True]])
     """
-    # --8<-- [start:from_sdpa_mask_body]
     mask, convention = _check_sdpa(mask), _check_convention(convention)
     if convention == "sdpa":
         return mask
@@ -255,18 +243,11 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
         return ~mask
     N, H, L, S = _per_head_shape(mask, num_heads)  # H = num_heads
     return ~mask.expand(N, H, L, S).reshape(N * H, L, S)  # (N*H, L, S), True = masked
-    # --8<-- [end:from_sdpa_mask_body]
 
 
-# --8<-- [end:from_sdpa_mask]
-
-
-# --8<-- [start:to_additive_mask]
-# --8<-- [start:to_additive_mask_def]
 def to_additive_mask(
     mask: Tensor, dtype: torch.dtype = torch.float32, *, fill: str = "min"
 ) -> Tensor:
-    # --8<-- [end:to_additive_mask_def]
     """Turn an SDPA bool mask into a float mask that is added to the scores.
 
     0 where ``mask`` is True (may attend); where it is False, ``torch.finfo(dtype).min`` (the
@@ -295,7 +276,6 @@ def to_additive_mask(
         >>> to_additive_mask(keep, fill="-inf")
         tensor([0., -inf])
     """
-    # --8<-- [start:to_additive_mask_body]
     mask = _check_sdpa(mask)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype!r}")
@@ -304,7 +284,3 @@ def to_additive_mask(
     masked = torch.finfo(dtype).min if fill == "min" else float("-inf")
     zeros = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
     return zeros.masked_fill(~mask, masked)  # 0 = keep, very negative = remove
-    # --8<-- [end:to_additive_mask_body]
-
-
-# --8<-- [end:to_additive_mask]

@@ -29,8 +29,6 @@ def _offset(q_len: int, k_len: int, align: str) -> int:
     return 0 if align == "top_left" else k_len - q_len
 
 
-# --8<-- [start:causal_mask]
-# --8<-- [start:causal_mask_def]
 def causal_mask(
     q_len: int,
     k_len: int | None = None,
@@ -38,7 +36,6 @@ def causal_mask(
     align: str = "top_left",
     device: torch.device | str | None = None,
 ) -> Tensor:
-    # --8<-- [end:causal_mask_def]
     """Lower-triangular mask: query ``i`` may attend to keys up to its own position.
 
     With ``align="top_left"`` (PyTorch's ``is_causal``), query ``i`` sees keys ``0..i``.
@@ -64,21 +61,13 @@ def causal_mask(
         tensor([[1, 1, 1, 0],
                 [1, 1, 1, 1]], dtype=torch.int32)
     """
-    # --8<-- [start:causal_mask_body]
     q_len = check_positive_int("q_len", q_len, "length")
     k_len = q_len if k_len is None else check_positive_int("k_len", k_len, "length")
     diagonal = _offset(q_len, k_len, align)
     return torch.ones(q_len, k_len, dtype=torch.bool, device=device).tril(diagonal)  # (L, S)
-    # --8<-- [end:causal_mask_body]
 
 
-# --8<-- [end:causal_mask]
-
-
-# --8<-- [start:padding_mask]
-# --8<-- [start:padding_mask_def]
 def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) -> Tensor:
-    # --8<-- [end:padding_mask_def]
     """Mask out the padding at the end of each sequence in a batch.
 
     Args:
@@ -96,7 +85,6 @@ def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) ->
         >>> padding_mask(torch.tensor([2, 3])).shape
         torch.Size([2, 1, 1, 3])
     """
-    # --8<-- [start:padding_mask_body]
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
         raise TypeError(
@@ -112,14 +100,8 @@ def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) ->
     positions = torch.arange(max_len, device=lengths.device)  # (S,)
     keep = positions < lengths[:, None]  # (N, S)
     return keep[:, None, None, :]  # (N, 1, 1, S)
-    # --8<-- [end:padding_mask_body]
 
 
-# --8<-- [end:padding_mask]
-
-
-# --8<-- [start:sliding_window_mask]
-# --8<-- [start:sliding_window_mask_def]
 def sliding_window_mask(
     q_len: int,
     window: int,
@@ -128,7 +110,6 @@ def sliding_window_mask(
     causal: bool = True,
     align: str = "top_left",
 ) -> Tensor:
-    # --8<-- [end:sliding_window_mask_def]
     """Local attention: each query sees only the keys within ``window`` positions.
 
     With ``causal=True`` query ``i`` sees key ``j`` when ``0 <= i - j < window`` (itself and
@@ -157,7 +138,6 @@ def sliding_window_mask(
                 [1, 1, 1],
                 [0, 1, 1]], dtype=torch.int32)
     """
-    # --8<-- [start:sliding_window_mask_body]
     q_len = check_positive_int("q_len", q_len, "length")
     window = check_positive_int("window", window, "length")
     k_len = q_len if k_len is None else check_positive_int("k_len", k_len, "length")
@@ -166,7 +146,3 @@ def sliding_window_mask(
     if causal:
         return (distance >= 0) & (distance < window)
     return distance.abs() < window
-    # --8<-- [end:sliding_window_mask_body]
-
-
-# --8<-- [end:sliding_window_mask]

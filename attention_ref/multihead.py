@@ -20,24 +20,16 @@ from .attention import attention_weights, scaled_dot_product_attention
 __all__ = ["MultiHeadAttention"]
 
 
-# --8<-- [start:split_heads]
-# --8<-- [start:split_heads_def]
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
-    # --8<-- [end:split_heads_def]
     """(N, L, H * D) -> (N, H, L, D): each head gets its own slice of the features."""
-    # --8<-- [start:split_heads_body]
     n, length, width = x.shape
     return x.view(n, length, num_heads, width // num_heads).transpose(1, 2)  # (N, H, L, D)
-    # --8<-- [end:split_heads_body]
 
 
 def _merge_heads(x: Tensor) -> Tensor:
     """(N, H, L, D) -> (N, L, H * D): concatenate the heads again."""
     n, heads, length, head_dim = x.shape
     return x.transpose(1, 2).reshape(n, length, heads * head_dim)  # (N, L, E)
-
-
-# --8<-- [end:split_heads]
 
 
 class MultiHeadAttention(nn.Module):
@@ -142,8 +134,6 @@ class MultiHeadAttention(nn.Module):
                 f"{tuple(key.shape)} and {tuple(value.shape)}"
             )
 
-    # --8<-- [start:forward]
-    # --8<-- [start:forward_def]
     def forward(
         self,
         query: Tensor,
@@ -154,7 +144,6 @@ class MultiHeadAttention(nn.Module):
         is_causal: bool = False,
         need_weights: bool = True,
     ) -> tuple[Tensor, Tensor | None]:
-        # --8<-- [end:forward_def]
         """Attend from ``query`` to ``key``/``value``.
 
         Args:
@@ -170,7 +159,6 @@ class MultiHeadAttention(nn.Module):
             ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
             (after dropout, as PyTorch returns them), or ``None`` if not asked for.
         """
-        # --8<-- [start:forward_body]
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
@@ -191,9 +179,6 @@ class MultiHeadAttention(nn.Module):
                 q, k, v, attn_mask, dropout_p, is_causal, enable_gqa=gqa
             )  # (N, H, L, D)
         return self.out_proj(_merge_heads(heads)), weights  # (N, L, E)
-        # --8<-- [end:forward_body]
-
-    # --8<-- [end:forward]
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

@@ -88,7 +88,6 @@ class LayerNorm(nn.Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
-    # --8<-- [start:layer_norm]
     def forward(self, x: Tensor) -> Tensor:
         """Normalize ``x`` of shape ``(..., *normalized_shape)``; returns the same shape."""
         dims = _check_input("x", x, self.normalized_shape)
@@ -100,8 +99,6 @@ class LayerNorm(nn.Module):
         if self.bias is not None:
             y = y + self.bias
         return y
-
-    # --8<-- [end:layer_norm]
 
     def extra_repr(self) -> str:
         return (
@@ -150,7 +147,6 @@ class RMSNorm(nn.Module):
         else:
             self.register_parameter("weight", None)
 
-    # --8<-- [start:rms_norm]
     def forward(self, x: Tensor) -> Tensor:
         """Normalize ``x`` of shape ``(..., *normalized_shape)``; returns the same shape."""
         dims = _check_input("x", x, self.normalized_shape)
@@ -158,8 +154,6 @@ class RMSNorm(nn.Module):
         rms = torch.sqrt(x.pow(2).mean(dim=dims, keepdim=True) + eps)  # (..., 1)
         y = x / rms
         return y * self.weight if self.weight is not None else y
-
-    # --8<-- [end:rms_norm]
 
     def extra_repr(self) -> str:
         return (

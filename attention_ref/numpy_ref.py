@@ -12,20 +12,15 @@ import numpy as np
 __all__ = ["scaled_dot_product_attention", "softmax"]
 
 
-# --8<-- [start:numpy_ref]
-# --8<-- [start:numpy_ref_def]
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    # --8<-- [end:numpy_ref_def]
     """Numerically stable softmax along ``axis``.
 
     Examples:
         >>> softmax(np.array([1.0, 2.0, 3.0])).round(4)
         array([0.09  , 0.2447, 0.6652])
     """
-    # --8<-- [start:numpy_ref_body]
     exp = np.exp(x - x.max(axis=axis, keepdims=True))
     return exp / exp.sum(axis=axis, keepdims=True)
-    # --8<-- [end:numpy_ref_body]
 
 
 def scaled_dot_product_attention(
@@ -61,6 +56,3 @@ def scaled_dot_product_attention(
     total = exp.sum(axis=-1, keepdims=True)
     weights = exp / np.where(total == 0, 1.0, total)
     return weights @ value  # (..., L, Ev)
-
-
-# --8<-- [end:numpy_ref]

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["plot_attention", "plot_heads"]
 
 
-# --8<-- [start:plot_attention]
-# --8<-- [start:plot_attention_def]
 def plot_attention(
     weights: Tensor,
     query_tokens: Sequence[str],
@@ -30,7 +28,6 @@ def plot_attention(
     title: str | None = None,
     annotate: bool = True,
 ) -> Axes:
-    # --8<-- [end:plot_attention_def]
     """Draw one ``(L, S)`` attention matrix: row = query, column = key.
 
     Args:
@@ -55,7 +52,6 @@ def plot_attention(
         >>> [t.get_text() for t in ax.get_xticklabels()]
         ['The', 'cat', 'sat']
     """
-    # --8<-- [start:plot_attention_body]
     import matplotlib.pyplot as plt
 
     key_tokens = query_tokens if key_tokens is None else key_tokens
@@ -78,14 +74,8 @@ def plot_attention(
     if title:
         ax.set_title(title)
     return ax
-    # --8<-- [end:plot_attention_body]
 
 
-# --8<-- [end:plot_attention]
-
-
-# --8<-- [start:plot_heads]
-# --8<-- [start:plot_heads_def]
 def plot_heads(
     weights: Tensor,
     query_tokens: Sequence[str],
@@ -94,7 +84,6 @@ def plot_heads(
     titles: Sequence[str] | None = None,
     annotate: bool = True,
 ) -> Figure:
-    # --8<-- [end:plot_heads_def]
     """One heatmap per head, side by side.
 
     Args:
@@ -116,7 +105,6 @@ def plot_heads(
         >>> len(fig.axes)
         2
     """
-    # --8<-- [start:plot_heads_body]
     import matplotlib.pyplot as plt
 
     if weights.dim() != 3:
@@ -138,7 +126,3 @@ def plot_heads(
             ax.axis("off")
     fig.tight_layout()
     return fig
-    # --8<-- [end:plot_heads_body]
-
-
-# --8<-- [end:plot_heads]

@@ -13,10 +13,7 @@ from torch import Tensor
 __all__ = ["softmax"]
 
 
-# --8<-- [start:softmax]
-# --8<-- [start:softmax_def]
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    # --8<-- [end:softmax_def]
     r"""Softmax along ``dim``, computed as ``exp(x - max) / sum(exp(x - max))``.
 
     $$\operatorname{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},\qquad m = \max_j x_j$$
@@ -41,14 +38,9 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
         >>> softmax(torch.tensor([1000.0, 1001.0]))  # naive exp(1000) would overflow to inf
         tensor([0.2689, 0.7311])
     """
-    # --8<-- [start:softmax_body]
     if not isinstance(x, Tensor) or not x.is_floating_point():
         got = x.dtype if isinstance(x, Tensor) else type(x).__name__
         raise TypeError(f"x: expected a floating-point tensor, got {got}")
     shifted = x - x.amax(dim=dim, keepdim=True).detach()  # largest entry becomes 0
     exp = shifted.exp()
     return exp / exp.sum(dim=dim, keepdim=True)
-    # --8<-- [end:softmax_body]
-
-
-# --8<-- [end:softmax]

@@ -22,8 +22,6 @@ from .multihead import MultiHeadAttention
 __all__ = ["ToyAttentionModel", "toy_accuracy", "toy_batch", "train_toy_model"]
 
 
-# --8<-- [start:toy_batch]
-# --8<-- [start:toy_batch_def]
 def toy_batch(
     batch_size: int,
     length: int = 6,
@@ -31,7 +29,6 @@ def toy_batch(
     *,
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor]:
-    # --8<-- [end:toy_batch_def]
     """Random sequences of distinct tokens, with their two targets per position.
 
     Args:
@@ -56,7 +53,6 @@ def toy_batch(
         >>> targets[..., 1]  # mirrored token
         tensor([[6, 1, 5, 8]])
     """
-    # --8<-- [start:toy_batch_body]
     if not 1 <= length <= vocab_size:
         raise ValueError(f"length: expected 1 <= length <= vocab_size={vocab_size}, got {length}")
     order = torch.rand(batch_size, vocab_size, generator=generator).argsort(dim=-1)  # (N, V)
@@ -65,13 +61,8 @@ def toy_batch(
     previous = tokens[:, (positions - 1).clamp(min=0)]  # (N, L): x_{i-1}, and x_0 at i = 0
     mirrored = tokens[:, positions.flip(0)]  # (N, L): x_{L-1-i}
     return tokens, torch.stack((previous, mirrored), dim=-1)  # (N, L), (N, L, 2)
-    # --8<-- [end:toy_batch_body]
 
 
-# --8<-- [end:toy_batch]
-
-
-# --8<-- [start:toy_model]
 class ToyAttentionModel(nn.Module):
     """Embeddings, one multi-head attention layer and a read-out of two tokens per position.
 
@@ -115,11 +106,6 @@ class ToyAttentionModel(nn.Module):
         return logits, weights
 
 
-# --8<-- [end:toy_model]
-
-
-# --8<-- [start:train_toy_model]
-# --8<-- [start:train_toy_model_def]
 def train_toy_model(
     steps: int = 150,
     *,
@@ -131,7 +117,6 @@ def train_toy_model(
     batch_size: int = 64,
     lr: float = 1e-2,
 ) -> ToyAttentionModel:
-    # --8<-- [end:train_toy_model_def]
     """Train a ``ToyAttentionModel`` on ``toy_batch`` with Adam; seeded, CPU-fast.
 
     Args:
@@ -153,7 +138,6 @@ def train_toy_model(
         >>> toy_accuracy(model, tokens, targets) > 0.99
         True
     """
-    # --8<-- [start:train_toy_model_body]
     with torch.random.fork_rng(devices=[]):  # seed the initial weights, restore the RNG after
         torch.manual_seed(seed)
         model = ToyAttentionModel(vocab_size, length, embed_dim, num_heads)
@@ -172,10 +156,6 @@ def train_toy_model(
     finally:
         torch.set_num_threads(threads)
     return model.eval()
-    # --8<-- [end:train_toy_model_body]
-
-
-# --8<-- [end:train_toy_model]
 
 
 def toy_accuracy(model: ToyAttentionModel, tokens: Tensor, targets: Tensor) -> float:

@@ -1,0 +1,119 @@
+"""MkDocs hook: package code on the pages, included by name, with a copy that runs on its own.
+
+A page shows package code with a ```python block whose lines each name an object, optionally
+followed by the part to show (docs_hooks/source_code.py lists the parts)::
+
+    ```python
+    include: attention_ref.masks.causal_mask
+    ```
+
+    ```python
+    include: attention_ref.attention.attention_weights masking
+    ```
+
+The block shows that code; its title is the file, linked to the lines on the repository
+(``repo_url`` in mkdocs.yml, at the commit the site was built from), and says when the block is
+an excerpt and what the copy adds. The copy button copies a program that runs by itself with
+only torch and numpy installed (``data-copy`` on the ``<code>`` element, which Material's copy
+button prefers to the element's text): the imports, the package helpers it calls, then the
+whole definition. tests/test_source_copies.py runs every such copy.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # MkDocs loads hooks by path
+from docs_hooks import source_code
+from docs_hooks.source_code import FENCE, WORDS, SourceBlock, SourceError, source_block
+
+BLOCK = re.compile(
+    r'<div class="(?P<classes>[^"]*\bsource-include-(?P<n>\d+)\b[^"]*)">'
+    r"(?P<head>.*?)<code(?P<attrs>[^>]*)>",
+    re.S,
+)
+FILENAME = re.compile(r'<span class="filename">[^<]*</span>')
+
+
+@cache
+def _commit(root: str) -> str:
+    """The commit the site is built from, for line links that stay right; "main" without git."""
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "main"
+
+
+def _lang(page, config) -> str:
+    return getattr(page.file, "locale", None) or config.theme["language"] or "en"
+
+
+_blocks: dict[str, list[SourceBlock]] = {}  # page -> its blocks, in order
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    """Replace each block of ``include:`` lines with the code it names."""
+    source_code.clear_cache()  # `mkdocs serve` picks up edits to attention_ref
+    blocks: list[SourceBlock] = []
+
+    def replace(match: re.Match[str]) -> str:
+        indent = match["indent"]
+        lines = [line.strip() for line in match["body"].splitlines()]
+        try:
+            block = source_block(lines, _lang(page, config))
+        except SourceError as error:
+            raise PluginError(f"includes: {page.file.src_uri}: {error}") from None
+        blocks.append(block)
+        code = "".join(f"{indent}{line}\n" if line else "\n" for line in block.shown.splitlines())
+        fence = f'{indent}```{{.python .source-include-{len(blocks) - 1} title="{block.path}"}}'
+        return f"{fence}\n{code}{indent}```"
+
+    markdown = FENCE.sub(replace, markdown)
+    _blocks[page.file.src_uri] = blocks
+    return markdown
+
+
+def on_page_content(html_text: str, page, config, files) -> str:
+    """Give each included block its copy text and a title linked to the source lines."""
+    blocks = _blocks.pop(page.file.src_uri, [])
+    repo = (config.repo_url or "").rstrip("/")
+    commit = _commit(str(Path(config.config_file_path).parent))
+    lang = _lang(page, config)
+    found = 0
+
+    def decorate(match: re.Match[str]) -> str:
+        nonlocal found
+        found += 1
+        block = blocks[int(match["n"])]
+        head = match["head"]
+        title = html.escape(block.path)
+        if repo:
+            url = f"{repo}/blob/{commit}/{block.path}#L{block.first}-L{block.last}"
+            label = WORDS.get(lang, WORDS["en"])["link"].format(
+                path=block.path, first=block.first, last=block.last
+            )
+            title = (
+                f'<a href="{html.escape(url)}" aria-label="{html.escape(label)}">'
+                f"{html.escape(block.path)}</a>"
+            )
+        if block.note:
+            title += f' <span class="source-note">{html.escape(block.note)}</span>'
+        head = FILENAME.sub(lambda _: f'<span class="filename">{title}</span>', head, count=1)
+        copy = html.escape(block.copy.rstrip("\n"), quote=True)
+        return f'<div class="{match["classes"]}">{head}<code{match["attrs"]} data-copy="{copy}">'
+
+    html_text = BLOCK.sub(decorate, html_text)
+    if found != len(blocks):
+        raise PluginError(
+            f"includes: {page.file.src_uri}: {len(blocks)} include blocks, {found} rendered"
+        )
+    return html_text
