@@ -1,14 +1,5 @@
-"""Shared pytest setup: doctests see ``torch`` and print tensors the same everywhere."""
+"""Shared pytest setup. Doctests get no injected names: each example imports what it uses."""
 
 import matplotlib
-import pytest
-import torch
 
 matplotlib.use("Agg")
-
-
-@pytest.fixture(autouse=True)
-def _doctest_namespace(doctest_namespace: dict) -> None:
-    torch.set_printoptions(precision=4, sci_mode=False)
-    doctest_namespace["torch"] = torch
-    doctest_namespace["np"] = __import__("numpy")

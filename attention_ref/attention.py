@@ -90,6 +90,8 @@ def attention_weights(
         TypeError: On non-tensor or non-floating inputs, or an integer mask.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import attention_weights
         >>> q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
         >>> k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
         >>> attention_weights(q, k)
@@ -171,6 +173,8 @@ def scaled_dot_product_attention(
         TypeError: On non-floating inputs, mixed dtypes or an integer mask.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import scaled_dot_product_attention
         >>> q = k = torch.eye(3).reshape(1, 1, 3, 3)  # (N, H, L, E)
         >>> v = torch.arange(6.0).reshape(1, 1, 3, 2)
         >>> out = scaled_dot_product_attention(q, k, v)

@@ -184,6 +184,8 @@ def chunked_attention(
         TypeError: On non-floating inputs, mixed dtypes, an integer mask or a non-int block size.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import chunked_attention
         >>> from attention_ref import scaled_dot_product_attention
         >>> gen = torch.Generator().manual_seed(0)
         >>> q, k, v = (torch.randn(2, 3, n, 4, generator=gen) for n in (5, 7, 7))

@@ -57,6 +57,7 @@ def attended_pairs(n: int, m: int, is_causal: bool = False, window: int | None =
     PyTorch's ``is_causal`` and [`sliding_window_mask`][attention_ref.sliding_window_mask].
 
     Examples:
+        >>> from attention_ref.cost import attended_pairs
         >>> attended_pairs(4, 4), attended_pairs(4, 4, is_causal=True)
         (16, 10)
         >>> attended_pairs(10, 10, window=3), attended_pairs(10, 10, is_causal=True, window=3)
@@ -116,6 +117,7 @@ def attention_flops(
         TypeError: On a non-int size or window.
 
     Examples:
+        >>> from attention_ref import attention_flops
         >>> attention_flops(8192, d_k=64, heads=4)  # 4·B·H·n²·E
         68719476736
         >>> attention_flops(8192, d_k=64, heads=4) == 4 * 1 * 4 * 8192**2 * 64
@@ -183,6 +185,7 @@ def attention_memory(
         TypeError: As [`attention_flops`][attention_ref.attention_flops].
 
     Examples:
+        >>> from attention_ref import attention_memory
         >>> mib = 2**20
         >>> attention_memory(8192, d_k=64, heads=4) / mib  # the weights + the output
         1032.0

@@ -44,6 +44,8 @@ class TransformerEncoderLayer(nn.Module):
         ValueError: On an unknown ``activation`` or invalid sizes.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import TransformerEncoderLayer
         >>> _ = torch.manual_seed(0)
         >>> layer = TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16).eval()
         >>> x = torch.randn(2, 5, 8)  # (N, L, E)
@@ -118,6 +120,8 @@ class TransformerEncoderLayer(nn.Module):
             ValueError: If it is not batch-first or uses a custom activation.
 
         Examples:
+            >>> import torch
+            >>> from attention_ref import TransformerEncoderLayer
             >>> _ = torch.manual_seed(0)
             >>> theirs = torch.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True).eval()
             >>> ours = TransformerEncoderLayer.from_torch(theirs).eval()

@@ -54,6 +54,8 @@ class EncoderStack(nn.Module):
         ValueError: If ``num_layers`` is below 1.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.experiments import EncoderStack
         >>> stack = EncoderStack(num_layers=2, norm_first=True)
         >>> stack(torch.zeros(1, 5, 32)).shape  # (N, L, E)
         torch.Size([1, 5, 32])
@@ -99,6 +101,8 @@ def reverse_task(
     """Random sequences ``x`` ``(N, L, E)`` and their targets, the sequences reversed.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.experiments import reverse_task
         >>> x, y = reverse_task(2, 3, 4, generator=torch.Generator().manual_seed(0))
         >>> x.shape, torch.equal(y[:, 0], x[:, 2])
         (torch.Size([2, 3, 4]), True)
@@ -146,6 +150,7 @@ def layer_grad_norms(
         its parameters (attention, feed-forward network and both LayerNorms) together.
 
     Examples:
+        >>> from attention_ref.experiments import layer_grad_norms
         >>> post = layer_grad_norms(norm_first=False)
         >>> post.shape, bool(post[-1] > post[0])  # Post-LN: the last layer gets more
         (torch.Size([6]), True)
@@ -182,6 +187,7 @@ def train_losses(
         ValueError: If ``steps`` is below 1.
 
     Examples:
+        >>> from attention_ref.experiments import train_losses
         >>> losses = train_losses(norm_first=True, steps=5)
         >>> len(losses), losses[-1] < losses[0]
         (5, True)

@@ -35,6 +35,8 @@ def elu_feature_map(x: Tensor) -> Tensor:
     """φ(x) = elu(x) + 1: positive everywhere, ≈ x + 1 for x > 0 and ≈ e^x for x < 0.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.linear import elu_feature_map
         >>> elu_feature_map(torch.tensor([-2.0, 0.0, 3.0]))
         tensor([0.1353, 1.0000, 4.0000])
     """
@@ -63,6 +65,8 @@ def linear_attention_weights(
         ``(..., L, S)``: non-negative rows that sum to ``1 - ε/(normalizer + ε)``, just under 1.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import linear_attention_weights
         >>> from attention_ref import attention_weights
         >>> q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
         >>> k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
@@ -119,6 +123,8 @@ def linear_attention(
         TypeError: On non-floating inputs, mixed dtypes or a non-int chunk size.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import linear_attention, linear_attention_weights
         >>> from attention_ref import scaled_dot_product_attention
         >>> gen = torch.Generator().manual_seed(0)
         >>> q, k, v = (torch.randn(2, 6, 4, generator=gen) for _ in range(3))

@@ -69,6 +69,8 @@ def sliding_window_attention(
         TypeError: On non-floating inputs, mixed dtypes, or a non-int window or block size.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import sliding_window_attention
         >>> from attention_ref import scaled_dot_product_attention, sliding_window_mask
         >>> gen = torch.Generator().manual_seed(0)
         >>> q, k, v = (torch.randn(2, 10, 4, generator=gen) for _ in range(3))

@@ -167,6 +167,8 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
             is additive in SDPA and ``nn.MultiheadAttention`` alike: it needs no conversion).
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import to_sdpa_mask
         >>> hf = torch.tensor([[1, 1, 0], [1, 0, 0]])  # Hugging Face: 1 = attend
         >>> keep = to_sdpa_mask(hf, "huggingface")
         >>> keep.shape
@@ -221,6 +223,7 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
         TypeError: If ``mask`` is not a bool tensor.
 
     Examples:
+        >>> from attention_ref import from_sdpa_mask
         >>> from attention_ref import padding_mask
         >>> keep = padding_mask([3, 1])  # (N, 1, 1, S), True = may attend
         >>> from_sdpa_mask(keep, "huggingface")
@@ -270,6 +273,8 @@ def to_additive_mask(
         ValueError: If ``fill`` is neither ``"min"`` nor ``"-inf"``.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import to_additive_mask
         >>> keep = torch.tensor([True, False])
         >>> to_additive_mask(keep, torch.float16)
         tensor([     0., -65504.], dtype=torch.float16)

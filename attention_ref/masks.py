@@ -53,6 +53,7 @@ def causal_mask(
         A bool tensor ``(L, S)``, True where attention is allowed.
 
     Examples:
+        >>> from attention_ref import causal_mask
         >>> causal_mask(3).int()
         tensor([[1, 0, 0],
                 [1, 1, 0],
@@ -79,6 +80,8 @@ def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) ->
         broadcasts over heads and queries.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import padding_mask
         >>> padding_mask([3, 1], max_len=4)[:, 0, 0].int()
         tensor([[1, 1, 1, 0],
                 [1, 0, 0, 0]], dtype=torch.int32)
@@ -128,6 +131,7 @@ def sliding_window_mask(
         A bool tensor ``(L, S)``, True where attention is allowed.
 
     Examples:
+        >>> from attention_ref import sliding_window_mask
         >>> sliding_window_mask(4, window=2).int()
         tensor([[1, 0, 0, 0],
                 [1, 1, 0, 0],

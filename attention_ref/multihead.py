@@ -59,6 +59,8 @@ class MultiHeadAttention(nn.Module):
             does not divide ``num_heads``, or ``dropout`` is outside [0, 1).
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import MultiHeadAttention
         >>> _ = torch.manual_seed(0)
         >>> mha = MultiHeadAttention(embed_dim=8, num_heads=2)
         >>> x = torch.randn(1, 3, 8)  # (N, L, E)
@@ -200,6 +202,8 @@ class MultiHeadAttention(nn.Module):
             ValueError: If it uses ``add_bias_kv`` or ``add_zero_attn``.
 
         Examples:
+            >>> import torch
+            >>> from attention_ref import MultiHeadAttention
             >>> _ = torch.manual_seed(0)
             >>> theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True)
             >>> ours = MultiHeadAttention.from_torch(theirs)

@@ -57,6 +57,8 @@ class LayerNorm(nn.Module):
         ValueError: If the input's trailing shape is not ``normalized_shape``.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import LayerNorm
         >>> x = torch.tensor([[1.0, 2.0, 3.0, 4.0]])
         >>> y = LayerNorm(4)(x)
         >>> y
@@ -124,6 +126,8 @@ class RMSNorm(nn.Module):
         ValueError: If the input's trailing shape is not ``normalized_shape``.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import RMSNorm
         >>> RMSNorm(2)(torch.tensor([[3.0, 4.0]]))  # rms = sqrt((9 + 16) / 2)
         tensor([[0.8485, 1.1314]], grad_fn=<MulBackward0>)
     """

@@ -16,6 +16,8 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``.
 
     Examples:
+        >>> import numpy as np
+        >>> from attention_ref.numpy_ref import softmax
         >>> softmax(np.array([1.0, 2.0, 3.0])).round(4)
         array([0.09  , 0.2447, 0.6652])
     """
@@ -34,6 +36,8 @@ def scaled_dot_product_attention(
     """``softmax(query @ key.T * scale + mask) @ value``; fully masked rows give zeros.
 
     Examples:
+        >>> import numpy as np
+        >>> from attention_ref.numpy_ref import scaled_dot_product_attention
         >>> q = k = np.eye(3)
         >>> v = np.arange(6.0).reshape(3, 2)
         >>> scaled_dot_product_attention(q, k, v).round(4)

@@ -46,6 +46,8 @@ def plot_attention(
         ValueError: If ``weights`` is not 2-D or the labels do not match its shape.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.plotting import plot_attention
         >>> from attention_ref import attention_weights
         >>> w = attention_weights(torch.eye(3), torch.eye(3))
         >>> ax = plot_attention(w, ["The", "cat", "sat"])
@@ -100,6 +102,8 @@ def plot_heads(
         ValueError: If ``weights`` is not 3-D or ``titles`` has the wrong length.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.plotting import plot_heads
         >>> w = torch.full((2, 3, 3), 1 / 3)
         >>> fig = plot_heads(w, ["a", "b", "c"])
         >>> len(fig.axes)

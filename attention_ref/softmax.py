@@ -33,6 +33,8 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
         TypeError: If ``x`` is not a floating-point tensor.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref import softmax
         >>> softmax(torch.tensor([1.0, 2.0, 3.0]))
         tensor([0.0900, 0.2447, 0.6652])
         >>> softmax(torch.tensor([1000.0, 1001.0]))  # naive exp(1000) would overflow to inf

@@ -45,6 +45,8 @@ def toy_batch(
         ValueError: If ``length`` is not between 1 and ``vocab_size``.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.toy_tasks import toy_batch
         >>> tokens, targets = toy_batch(1, length=4, generator=torch.Generator().manual_seed(5))
         >>> tokens
         tensor([[8, 5, 1, 6]])
@@ -73,6 +75,8 @@ class ToyAttentionModel(nn.Module):
         num_heads: H; must divide ``embed_dim``.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.toy_tasks import ToyAttentionModel
         >>> _ = torch.manual_seed(0)
         >>> model = ToyAttentionModel()
         >>> logits, weights = model(torch.tensor([[2, 0, 5, 9, 1, 4]]))
@@ -133,6 +137,8 @@ def train_toy_model(
         The model, in eval mode.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.toy_tasks import train_toy_model, toy_batch, toy_accuracy
         >>> model = train_toy_model()
         >>> tokens, targets = toy_batch(1000, generator=torch.Generator().manual_seed(1))
         >>> toy_accuracy(model, tokens, targets) > 0.99
@@ -170,6 +176,8 @@ def toy_accuracy(model: ToyAttentionModel, tokens: Tensor, targets: Tensor) -> f
         A number between 0 and 1.
 
     Examples:
+        >>> import torch
+        >>> from attention_ref.toy_tasks import toy_batch, toy_accuracy, train_toy_model
         >>> tokens, targets = toy_batch(100, generator=torch.Generator().manual_seed(0))
         >>> 0.0 <= toy_accuracy(train_toy_model(steps=0), tokens, targets) < 0.5  # untrained
         True
