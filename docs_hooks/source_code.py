@@ -551,6 +551,13 @@ def _note(includes: list[Include], copy: Copy, lang: str) -> str:
     return " · ".join(parts)
 
 
+def include_lines(markdown: str) -> list[list[str]]:
+    """The ``include:`` lines of each package-code block of a page, in order."""
+    return [
+        [line.strip() for line in match["body"].splitlines()] for match in FENCE.finditer(markdown)
+    ]
+
+
 def source_block(lines: list[str], lang: str) -> SourceBlock:
     """What one ```python block of ``include:`` lines shows and copies."""
     includes = [Include.parse(line.split("include:", 1)[1]) for line in lines]

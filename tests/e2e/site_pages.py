@@ -38,6 +38,12 @@ class Page:
     def name(self) -> str:
         return self.slug or "home"
 
+    @property
+    def markdown(self) -> Path:
+        """The page's source: docs/masks.md, docs/masks.zh.md, docs/index.md."""
+        name = self.slug or "index"
+        return ROOT / "docs" / (f"{name}.md" if self.lang == "en" else f"{name}.{self.lang}.md")
+
     def twin(self) -> Page:
         """The same page in the other language."""
         return Page("zh" if self.lang == "en" else "en", self.slug)

@@ -13,6 +13,7 @@ offline, so a reference to a CDN fails the tests whether or not the machine is o
 from __future__ import annotations
 
 import doctest
+import functools
 import re
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from urllib.parse import unquote, urlsplit
 from playwright.sync_api import Browser, BrowserContext
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page as BrowserPage
+
+from docs_hooks.source_code import include_lines, source_block
 
 from .site_pages import SCREENSHOTS, SITE, Page
 
@@ -122,8 +125,19 @@ def runnable_code(transcript: str) -> str:
     return "\n".join(parts).rstrip()
 
 
-def expected_copy(code_text: str) -> str:
-    """The clipboard after clicking a block's copy button: the code alone."""
+@functools.cache
+def _source_copies(page: Page) -> list[str]:
+    """What each package-code block of the page copies: a self-contained program, worked out
+    from the page's Markdown (not from the built HTML) by docs_hooks/source_code.py."""
+    markdown = page.markdown.read_text(encoding="utf-8")
+    return [source_block(lines, page.lang).copy.rstrip() for lines in include_lines(markdown)]
+
+
+def expected_copy(code_text: str, include: int | None = None, page: Page | None = None) -> str:
+    """The clipboard after clicking a block's copy button: the code alone, or for package code
+    a program that runs on its own."""
+    if include is not None and page is not None:
+        return _source_copies(page)[include]
     if code_text.lstrip().startswith(">>>"):
         return runnable_code(code_text)
     return code_text.rstrip()
@@ -228,7 +242,7 @@ class Visits:
             browser_page.add_script_tag(content=self.axe_source)
             axe = browser_page.evaluate(AXE_RUN % AXE_ALL)
             mobile = self._phone_width(browser_page, page)
-            copies = self._copy_buttons(browser_page)
+            copies = self._copy_buttons(browser_page, page)
             dark = self._dark(browser_page, page)
             dark_axe = browser_page.evaluate(AXE_RUN % AXE_CONTRAST)
             switch = self._switch_language(browser_page, page)
@@ -267,7 +281,7 @@ class Visits:
             recorded.size = len(response.body())
         return recorded
 
-    def _copy_buttons(self, browser_page: BrowserPage) -> list[dict]:
+    def _copy_buttons(self, browser_page: BrowserPage, page: Page) -> list[dict]:
         """Click every copy button, as a reader does, and read the clipboard."""
         copies = []
         for i in range(browser_page.locator("[data-clipboard-target]").count()):
@@ -283,7 +297,8 @@ class Visits:
             copies.append(
                 {
                     "target": button["target"],
-                    "expected": expected_copy(button["text"]),
+                    "expected": expected_copy(button["text"], button["include"], page),
+                    "include": button["include"],
                     "copied": copied,
                 }
             )

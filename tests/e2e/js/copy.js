@@ -1,5 +1,6 @@
 // Get copy button `i` ready for a reader's click: open its <details>, select its content tab,
-// scroll it into view, empty the clipboard. Returns the code it belongs to and where to click.
+// scroll it into view, empty the clipboard. Returns the code it belongs to (and, for package
+// code, the number of the page's include block) and where to click.
 async i => {
   const button = document.querySelectorAll("[data-clipboard-target]")[i]
   for (let e = button; e; e = e.parentElement) {
@@ -14,9 +15,12 @@ async i => {
   await navigator.clipboard.writeText("")
   const target = button.getAttribute("data-clipboard-target")
   const rect = button.getBoundingClientRect()
+  const source = button.closest("[class*=source-include-]")
+  const included = source && source.className.match(/\bsource-include-(\d+)\b/)
   return {
     target,
     text: document.querySelector(target).textContent,
+    include: included ? Number(included[1]) : null,
     x: rect.left + rect.width / 2,
     y: rect.top + rect.height / 2,
   }
