@@ -14,6 +14,7 @@ from .mask_conventions import from_sdpa_mask, to_additive_mask, to_sdpa_mask
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm, RMSNorm
+from .plain import plain_attention
 from .softmax import softmax
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "linear_attention",
     "linear_attention_weights",
     "padding_mask",
+    "plain_attention",
     "scaled_dot_product_attention",
     "sliding_window_attention",
     "sliding_window_mask",

@@ -1,7 +1,8 @@
 """The pages' code: included from the package or run as doctests, the same in both languages.
 
 Every fenced block with a Python-like language on a page under docs/ is either
-- a ```python block of snippet include lines only, ``--8<-- "attention_ref/x.py:section"``, or
+- a ```python block of include lines only, ``include: attention_ref.masks.causal_mask [part]``
+  (docs_hooks/includes.py shows that code; tests/test_source_copies.py runs its copy), or
 - a ```pycon block of ``>>>`` doctests, which docs/conftest.py (Sybil) runs.
 Every page ``x.md`` has its Chinese twin ``x.zh.md``, which includes the same sections, runs the
 same doctests (comments may be translated), draws the same figures and keeps the same heading ids.
@@ -18,13 +19,15 @@ from pathlib import Path
 
 import pytest
 
+from docs_hooks.source_code import Include, SourceError, shown
+
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PYTHON_LIKE = {"python", "python3", "py", "py3", "pycon", "ipython", "ipython3"}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
-INCLUDE = re.compile(r'^--8<-- "(?P<path>[\w./-]+\.py):(?P<section>[\w-]+)"$')
+INCLUDE = re.compile(r"^include:\s+(?P<spec>\S.*)$")
 FIGURE = re.compile(r"\(figures/(?P<name>[\w-]+)\.(?P<lang>[a-z]{2})\.svg[)\s]")
 HEADING_ID = re.compile(r"^#{1,6} .*\{[^}]*#(?P<id>[\w-]+)[^}]*\}\s*$", re.M)
 
@@ -114,12 +117,12 @@ def code_of(page: Path) -> dict[str, list]:
 
 
 def problems_of(block: Block) -> list[str]:
-    """Why a Python-like block is neither pure snippet includes nor a pycon doctest."""
+    """Why a Python-like block is neither package includes nor a pycon doctest."""
     code = [line.strip() for line in block.lines if line.strip()]
     if block.language == "pycon":
         return [] if any(line.startswith(">>>") for line in code) else ["no >>> example"]
     if block.language != "python":
-        return ["write ```python (snippet includes) or ```pycon (doctests)"]
+        return ["write ```python (include: lines) or ```pycon (doctests)"]
     if not code:
         return ["empty block"]
     problems = []
@@ -127,18 +130,15 @@ def problems_of(block: Block) -> list[str]:
         match = INCLUDE.match(line)
         if not match:
             problems.append(
-                f"{line!r} is not a snippet include: include the code from the package "
-                '(--8<-- "attention_ref/x.py:section") or write a ```pycon doctest'
+                f"{line!r} is not an include: name the package's code "
+                "(include: attention_ref.masks.causal_mask) or write a ```pycon doctest"
             )
             continue
-        source = ROOT / match["path"]
-        if not source.is_file():
-            problems.append(f"{match['path']} does not exist")
-            continue
-        text = source.read_text(encoding="utf-8")
-        for end in ("start", "end"):
-            if f"--8<-- [{end}:{match['section']}]" not in text:
-                problems.append(f"{match['path']} has no '# --8<-- [{end}:{match['section']}]'")
+        try:
+            include = Include.parse(match["spec"])
+            shown(include.target, include.part)
+        except SourceError as error:
+            problems.append(str(error))
     return problems
 
 
@@ -178,7 +178,7 @@ def test_twins_show_the_same_code(page: Path) -> None:
 def test_blocks_parser() -> None:
     text = (
         "```python\n"
-        '--8<-- "attention_ref/softmax.py:softmax"\n'
+        "include: attention_ref.softmax.softmax\n"
         "```\n\n"
         '=== "Tab"\n\n'
         '    ```{ .pycon title="x" }\n'

@@ -35,6 +35,11 @@ def case_scaled_dot_product_attention(ns):
     return sdpa(q, k, v), sdpa(q, k, v, is_causal=True)
 
 
+def case_plain_attention(ns):
+    q, k, v = _qkv(2, 4, 3)
+    return ns["plain_attention"](q, k, v)
+
+
 def case_softmax(ns):
     x = torch.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 5.0]], dtype=torch.float64)
     if "np" in ns:  # the NumPy reference
