@@ -10,8 +10,9 @@ broadcasts against the scores ``(N, H, L, S)``. Other code means other things by
     "mha_key_padding_mask"  nn.MultiheadAttention's key_padding_mask: bool, True = PADDING, (N, S)
     "huggingface"           attention_mask of Hugging Face models: int, 1 = attend, 0 = padding,
                             (N, S)
-    "seeds"                 the tutorials' masked_fill(mask == 0, -1e9): any dtype,
-                            0 = masked, (L, S), (N, L, S) or (N, 1, L, S)
+    "masked_fill"           masked_fill(mask == 0, -1e9), as in the Annotated Transformer and
+                            many tutorials: any dtype, 0 = masked, (L, S), (N, L, S) or
+                            (N, 1, L, S)
 
 [`to_sdpa_mask`][attention_ref.to_sdpa_mask] turns any of them into an SDPA bool mask,
 [`from_sdpa_mask`][attention_ref.from_sdpa_mask] goes back, and
@@ -28,7 +29,10 @@ from torch import Tensor
 
 __all__ = ["CONVENTIONS", "from_sdpa_mask", "to_additive_mask", "to_sdpa_mask"]
 
-CONVENTIONS = ("sdpa", "mha_attn_mask", "mha_key_padding_mask", "huggingface", "seeds")
+CONVENTIONS = ("sdpa", "mha_attn_mask", "mha_key_padding_mask", "huggingface", "masked_fill")
+
+# Old names that are gone, and the name to use instead.
+_RENAMED = {"seeds": "masked_fill"}
 
 # What each convention accepts: dtype kinds and numbers of dimensions (None: any).
 _KINDS = {
@@ -36,20 +40,20 @@ _KINDS = {
     "mha_attn_mask": ("bool",),
     "mha_key_padding_mask": ("bool",),
     "huggingface": ("bool", "int"),
-    "seeds": ("bool", "int", "float"),
+    "masked_fill": ("bool", "int", "float"),
 }
 _DIMS = {
     "sdpa": None,
     "mha_attn_mask": (2, 3),
     "mha_key_padding_mask": (2,),
     "huggingface": (2,),
-    "seeds": (2, 3, 4),
+    "masked_fill": (2, 3, 4),
 }
 _SHAPES = {
     "mha_attn_mask": "(L, S) or (N*H, L, S)",
     "mha_key_padding_mask": "(N, S)",
     "huggingface": "(N, S)",
-    "seeds": "(L, S), (N, L, S) or (N, 1 or H, L, S)",
+    "masked_fill": "(L, S), (N, L, S) or (N, 1 or H, L, S)",
 }
 
 
@@ -60,6 +64,12 @@ def _kind(mask: Tensor) -> str:
 
 
 def _check_convention(convention: object) -> str:
+    if isinstance(convention, str) and convention in _RENAMED:
+        new = _RENAMED[convention]
+        raise ValueError(
+            f"convention: {convention!r} was renamed; use {new!r} "
+            f"(masked_fill(mask == 0, ...): 0 = masked)"
+        )
     if convention not in CONVENTIONS:
         raise ValueError(f"convention: expected one of {CONVENTIONS}, got {convention!r}")
     return convention  # type: ignore[return-value]
@@ -150,7 +160,7 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
             ``"mha_key_padding_mask"``: bool ``(N, S)``, True = **padding**
             (``nn.MultiheadAttention``'s ``key_padding_mask``);
             ``"huggingface"``: int or bool ``(N, S)``, 1 = attend, 0 = padding;
-            ``"seeds"``: bool, int or float, 0 = masked (``masked_fill(mask == 0, ...)``),
+            ``"masked_fill"``: bool, int or float, 0 = masked (``masked_fill(mask == 0, ...)``),
             ``(L, S)``, ``(N, L, S)`` or ``(N, 1, L, S)``.
         convention: One of :data:`CONVENTIONS`.
         num_heads: H, needed only to split a 3-D ``"mha_attn_mask"`` of ``N*H`` rows.
@@ -158,10 +168,10 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
     Returns:
         A bool tensor, True where a query may attend: ``(L, S)`` from a 2-D attention mask,
         ``(N, 1, 1, S)`` from a padding mask, ``(N, H, L, S)`` from a 3-D
-        ``"mha_attn_mask"``, ``(N, 1, L, S)`` from a 3-D ``"seeds"`` mask.
+        ``"mha_attn_mask"``, ``(N, 1, L, S)`` from a 3-D ``"masked_fill"`` mask.
 
     Raises:
-        ValueError: On an unknown ``convention``, a shape the convention does not use, a
+        ValueError: On an unknown or renamed ``convention``, a shape the convention does not use, a
             Hugging Face mask with values other than 0 and 1, or a missing ``num_heads``.
         TypeError: If ``mask`` is not a tensor of a dtype the convention uses (a float mask
             is additive in SDPA and ``nn.MultiheadAttention`` alike: it needs no conversion).
@@ -193,7 +203,7 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
         return ~mask[:, None, None, :]  # (N, 1, 1, S); True meant "padding"
     if convention == "huggingface":
         return (mask == 1)[:, None, None, :]  # (N, 1, 1, S); 1 = attend
-    keep = mask != 0  # "seeds": masked_fill(mask == 0, ...) removes the zeros
+    keep = mask != 0  # "masked_fill": masked_fill(mask == 0, ...) removes the zeros
     return keep[:, None] if keep.dim() == 3 else keep  # (N, L, S) -> (N, 1, L, S)
 
 
@@ -214,12 +224,12 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
     Returns:
         ``"sdpa"``: ``mask`` itself; ``"mha_attn_mask"``: bool ``(L, S)`` or
         ``(N*H, L, S)``, True = masked; ``"mha_key_padding_mask"``: bool ``(N, S)``, True =
-        padding; ``"huggingface"``: int64 ``(N, S)``, 1 = attend; ``"seeds"``: int64 of
+        padding; ``"huggingface"``: int64 ``(N, S)``, 1 = attend; ``"masked_fill"``: int64 of
         ``mask``'s shape, 0 = masked.
 
     Raises:
-        ValueError: On an unknown ``convention``, a mask that depends on the head or the query
-            where a padding mask is expected, or a shape the convention does not use.
+        ValueError: On an unknown or renamed ``convention``, a mask that depends on the head or
+            the query where a padding mask is expected, or a shape the convention does not use.
         TypeError: If ``mask`` is not a bool tensor.
 
     Examples:
@@ -240,7 +250,7 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
         return ~_per_key(mask)  # (N, S), True = padding
     if convention == "huggingface":
         return _per_key(mask).long()  # (N, S), 1 = attend
-    if convention == "seeds":
+    if convention == "masked_fill":
         return mask.long()  # 1 = attend, 0 = masked
     if mask.dim() == 2:  # "mha_attn_mask" (L, S), True = masked
         return ~mask

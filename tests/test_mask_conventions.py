@@ -28,8 +28,8 @@ def _bools(gen: torch.Generator, *shape: int) -> torch.Tensor:
     return torch.rand(shape, generator=gen) < 0.6
 
 
-def _seeds_attention(query, key, value, mask):
-    """The seed tutorials' attention: masked_fill(mask == 0, -1e9), then a plain softmax."""
+def _masked_fill_attention(query, key, value, mask):
+    """Tutorial attention (Annotated Transformer): masked_fill(mask == 0, -1e9), plain softmax."""
     scores = query @ key.transpose(-2, -1) / query.size(-1) ** 0.5
     scores = scores.masked_fill(mask == 0, -1e9)
     return torch.softmax(scores, dim=-1) @ value
@@ -69,7 +69,7 @@ def test_native_masks_survive_a_round_trip(N, H, L, S, seed):
         "mha_attn_mask": [_bools(gen, L, S), _bools(gen, N * H, L, S)],
         "mha_key_padding_mask": [_bools(gen, N, S)],
         "huggingface": [_bools(gen, N, S).long()],
-        "seeds": [_bools(gen, L, S).long(), _bools(gen, N, H, L, S).long()],
+        "masked_fill": [_bools(gen, L, S).long(), _bools(gen, N, H, L, S).long()],
     }
     for convention, masks in natives.items():
         for native in masks:
@@ -86,16 +86,16 @@ def test_shapes_broadcast_against_the_scores():
         (torch.zeros(2, 5, dtype=torch.bool), "mha_key_padding_mask"),
         (torch.ones(2, 5, dtype=torch.int64), "huggingface"),
         (torch.ones(2, 5, dtype=torch.bool), "huggingface"),
-        (torch.ones(4, 5), "seeds"),
-        (torch.ones(2, 4, 5), "seeds"),
-        (torch.ones(2, 1, 4, 5, dtype=torch.int32), "seeds"),
+        (torch.ones(4, 5), "masked_fill"),
+        (torch.ones(2, 4, 5), "masked_fill"),
+        (torch.ones(2, 1, 4, 5, dtype=torch.int32), "masked_fill"),
     ]
     for mask, convention in cases:
         keep = to_sdpa_mask(mask, convention, num_heads=3)
         assert keep.dtype == torch.bool and keep.all(), convention
         assert torch.broadcast_shapes(keep.shape, scores) == scores, convention
-    # The seeds' (N, L, S) gets a head dimension; left as is it would broadcast as (H, L, S).
-    assert to_sdpa_mask(torch.ones(2, 4, 5), "seeds").shape == (2, 1, 4, 5)
+    # masked_fill's (N, L, S) gets a head dimension; left as is it would broadcast as (H, L, S).
+    assert to_sdpa_mask(torch.ones(2, 4, 5), "masked_fill").shape == (2, 1, 4, 5)
 
 
 @settings(max_examples=30)  # each example builds an nn.MultiheadAttention
@@ -118,7 +118,7 @@ def test_converted_masks_give_the_same_attention_everywhere(lengths, H, D, causa
         keep, padding_mask(lengths) & causal_mask(S) if causal else padding_mask(lengths)
     )
 
-    # Functional attention, float64: attention_ref, torch SDPA (bool and additive), the seeds.
+    # Functional attention, float64: attention_ref, torch SDPA (bool and additive), masked_fill.
     q, k, v = (torch.randn(N, H, S, D, dtype=torch.float64) for _ in range(3))
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
     assert_close_scaled(scaled_dot_product_attention(q, k, v, attn_mask=keep), expected)
@@ -126,8 +126,8 @@ def test_converted_masks_give_the_same_attention_everywhere(lengths, H, D, causa
         additive = to_additive_mask(keep, torch.float64, fill=fill)
         assert_close_scaled(F.scaled_dot_product_attention(q, k, v, attn_mask=additive), expected)
         assert_close_scaled(scaled_dot_product_attention(q, k, v, attn_mask=additive), expected)
-    seeds = from_sdpa_mask(keep, "seeds")
-    assert_close_scaled(_seeds_attention(q, k, v, seeds), expected)
+    filled = from_sdpa_mask(keep, "masked_fill")
+    assert_close_scaled(_masked_fill_attention(q, k, v, filled), expected)
 
     # nn.MultiheadAttention (True = masked) against attention_ref's MultiHeadAttention.
     theirs = nn.MultiheadAttention(E, H, batch_first=True, dtype=torch.float64)
@@ -154,19 +154,19 @@ def test_what_a_fully_masked_row_becomes():
     for mask in (keep, to_additive_mask(keep, fill="-inf")):
         assert torch.equal(scaled_dot_product_attention(q, k, v, attn_mask=mask), zeros)
         assert torch.equal(F.scaled_dot_product_attention(q, k, v, attn_mask=mask), zeros)
-    # -inf with a plain softmax (seed 004): NaN.
+    # -inf with a plain softmax: NaN.
     scores = (q @ k.transpose(-2, -1)).masked_fill(~keep, float("-inf"))
     assert torch.softmax(scores, dim=-1).isnan().all()
-    # finfo.min (Hugging Face) or -1e9 (seeds 000/002) in float32: all scores equal, uniform.
+    # finfo.min (Hugging Face) or masked_fill's -1e9 in float32: all scores equal, uniform.
     additive = to_additive_mask(keep, torch.float32)
     torch.testing.assert_close(attention_weights(q, k, attn_mask=additive), uniform)
-    seeds = from_sdpa_mask(keep, "seeds")
-    seeds_weights = torch.softmax((q @ k.transpose(-2, -1)).masked_fill(seeds == 0, -1e9), dim=-1)
-    torch.testing.assert_close(seeds_weights, uniform)
+    filled = from_sdpa_mask(keep, "masked_fill")
+    filled_weights = torch.softmax((q @ k.transpose(-2, -1)).masked_fill(filled == 0, -1e9), -1)
+    torch.testing.assert_close(filled_weights, uniform)
     # -1e9 does not fit in float16.
     assert torch.tensor(-1e9, dtype=torch.float16).isneginf()
     with pytest.raises(RuntimeError, match="without overflow"):
-        torch.zeros(3, dtype=torch.float16).masked_fill(seeds[0, 0, 0] == 0, -1e9)
+        torch.zeros(3, dtype=torch.float16).masked_fill(filled[0, 0, 0] == 0, -1e9)
     # nn.MultiheadAttention with a key_padding_mask that masks every key: NaN.
     mha = nn.MultiheadAttention(3, 1, batch_first=True)
     x = torch.randn(1, 3, 3)
@@ -178,6 +178,9 @@ def test_bad_arguments_name_what_was_wrong():
     hf = torch.tensor([[1, 1, 0]])
     with pytest.raises(ValueError, match=r"convention: expected one of \('sdpa'"):
         to_sdpa_mask(hf, "pytorch")
+    for convert in (to_sdpa_mask, from_sdpa_mask):  # the old name says what to use instead
+        with pytest.raises(ValueError, match="convention: 'seeds' was renamed; use 'masked_fill'"):
+            convert(torch.ones(2, 3, dtype=torch.bool), "seeds")
     with pytest.raises(TypeError, match="mask: expected a torch.Tensor, got list"):
         to_sdpa_mask([[1, 0]], "huggingface")
     with pytest.raises(

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-SOURCE = ["The", "cat", "sat", "<pad>", "<pad>"]  # the encoder's sentence, padded to S = 5
-TARGET = {"en": ["Die", "Katze", "saß"], "zh": ["猫", "坐", "了"]}  # the decoder's tokens, L = 3
+# Positions, not words: the layer is untrained, and words on the axes would read as an alignment.
+SOURCE = {  # the encoder's positions, S = 5: three real tokens and two of padding
+    "en": ["s1", "s2", "s3", "pad", "pad"],
+    "zh": ["s1", "s2", "s3", "填充", "填充"],
+}
+TARGET = ["t1", "t2", "t3"]  # the decoder's positions, L = 3
 
 
 def fig_cross_weights(lang: str) -> Figure:
@@ -22,21 +26,21 @@ def fig_cross_weights(lang: str) -> Figure:
     text = {
         "en": {
             "title": "head {}",
-            "x": "source token (key, value) from the encoder",
-            "y": "target token (query)\nfrom the decoder",
+            "x": "source position (key, value), from the encoder",
+            "y": "target position (query)\nfrom the decoder",
         },
         "zh": {
             "title": "头 {}",
-            "x": "源语言词元（键、值），来自编码器",
-            "y": "目标语言词元（查询）\n来自解码器",
+            "x": "源序列位置（键、值），来自编码器",
+            "y": "目标序列位置（查询）\n来自解码器",
         },
     }[lang]
     with torch.random.fork_rng():  # seeded weights, without touching the caller's generator
         torch.manual_seed(0)
         cross = MultiHeadAttention(embed_dim=8, num_heads=2).eval()
-        decoder_states = torch.randn(1, len(TARGET[lang]), 8)  # (N, L, E)
-        encoder_output = torch.randn(1, len(SOURCE), 8)  # (N, S, E)
-    keep = padding_mask([3], max_len=len(SOURCE))  # (N, 1, 1, S): 3 real tokens, 2 pads
+        decoder_states = torch.randn(1, len(TARGET), 8)  # (N, L, E)
+        encoder_output = torch.randn(1, len(SOURCE[lang]), 8)  # (N, S, E)
+    keep = padding_mask([3], max_len=len(SOURCE[lang]))  # (N, 1, 1, S): 3 real tokens, 2 pads
     with torch.no_grad():
         _, weights = cross(decoder_states, encoder_output, attn_mask=keep)  # (N, H, L, S)
 
@@ -44,7 +48,7 @@ def fig_cross_weights(lang: str) -> Figure:
     axes = fig.subplots(1, 2, sharey=True)
     for head, ax in enumerate(axes):
         plot_attention(
-            weights[0, head], TARGET[lang], SOURCE, ax=ax, title=text["title"].format(head + 1)
+            weights[0, head], TARGET, SOURCE[lang], ax=ax, title=text["title"].format(head + 1)
         )
     fig.supxlabel(text["x"], fontsize=10)
     axes[0].set_ylabel(text["y"])

@@ -2,7 +2,98 @@
 
 from __future__ import annotations
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Circle, FancyBboxPatch
+
+LAYER_TEXT = {
+    "en": {
+        "post": "Post-LN: normalize after each addition",
+        "pre": "Pre-LN: normalize each sublayer's input",
+        "attention": "multi-head attention",
+        "ffn": "feed-forward network",
+        "norm": "LayerNorm",
+        "residual": "residual",
+    },
+    "zh": {
+        "post": "后归一化：每次相加之后归一化",
+        "pre": "前归一化：先归一化子层的输入",
+        "attention": "多头注意力",
+        "ffn": "前馈网络",
+        "norm": "层归一化",
+        "residual": "残差",
+    },
+}
+BOX_COLORS = {"attention": "#ffe0b2", "ffn": "#bbdefb", "norm": "#fff59d"}  # after the paper
+BOX_W, BOX_H, PLUS_R, RESIDUAL_X = 2.6, 0.5, 0.2, -2.0
+
+# One encoder layer, from the bottom up: (kind, y). "in"/"out" are the tensors x, h, y; "+" adds
+# the residual that branched off at the last "in"; the others are boxes.
+POST_LN = [
+    ("in", 0.0, "x"), ("attention", 1.0), ("+", 2.0), ("norm", 2.8),
+    ("in", 3.7, "h"), ("ffn", 4.7), ("+", 5.7), ("norm", 6.5), ("out", 7.4, "y"),
+]  # fmt: skip
+PRE_LN = [
+    ("in", 0.0, "x"), ("norm", 0.9), ("attention", 1.8), ("+", 2.8),
+    ("in", 3.7, "h"), ("norm", 4.6), ("ffn", 5.5), ("+", 6.5), ("out", 7.4, "y"),
+]  # fmt: skip
+
+
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float]) -> None:
+    ax.annotate(
+        "", xy=end, xytext=start, arrowprops={"arrowstyle": "-|>", "color": "#37474f", "lw": 1.2}
+    )
+
+
+def _draw_layer(ax: Axes, steps: list[tuple], title: str, text: dict[str, str]) -> None:
+    """One arrangement of the layer: boxes, the main path and the residual paths around them."""
+    ax.set(xlim=(-2.6, 1.8), ylim=(-0.4, 7.8), aspect="equal", title=title)
+    ax.axis("off")
+    top = None  # where the main path leaves the previous element
+    branch = None  # where the current residual path branched off
+    for kind, y, *name in steps:
+        if kind in ("in", "out"):
+            ax.text(0, y, f"${name[0]}$", ha="center", va="center", fontsize=13)
+            bottom, new_top = y - 0.2, y + 0.2
+            if kind == "in":
+                branch = y + 0.35
+        elif kind == "+":
+            ax.add_patch(Circle((0, y), PLUS_R, facecolor="white", edgecolor="#37474f"))
+            ax.text(0, y, "+", ha="center", va="center", fontsize=12)
+            bottom, new_top = y - PLUS_R, y + PLUS_R
+            # the residual: off the main path at `branch`, round the boxes, into the "+"
+            ax.plot([0, RESIDUAL_X, RESIDUAL_X], [branch, branch, y], color="#37474f", lw=1.2)
+            ax.plot([0], [branch], marker="o", markersize=4, color="#37474f")
+            _arrow(ax, (RESIDUAL_X, y), (-PLUS_R, y))
+            label, rotation = text["residual"], 90
+            if not label.isascii():  # Chinese reads top to bottom, one character under another
+                label, rotation = "\n".join(label), 0
+            ax.text(
+                RESIDUAL_X - 0.12, (branch + y) / 2, label, rotation=rotation,
+                ha="right", va="center", fontsize=8.5, color="#546e7a", linespacing=1.1,
+            )  # fmt: skip
+        else:
+            box = FancyBboxPatch(
+                (-BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H, boxstyle="round,pad=0.02",
+                facecolor=BOX_COLORS[kind], edgecolor="#37474f", lw=1.0,
+            )  # fmt: skip
+            ax.add_patch(box)
+            ax.text(0, y, text[kind], ha="center", va="center", fontsize=9.5)
+            bottom, new_top = y - BOX_H / 2, y + BOX_H / 2
+        if top is not None:
+            _arrow(ax, (0, top), (0, bottom))
+        top = new_top
+
+
+def fig_layer_diagram(lang: str) -> Figure:
+    """The encoder layer in its two arrangements, Post-LN and Pre-LN, read from the bottom up."""
+    text = LAYER_TEXT[lang]
+    fig = Figure(figsize=(7.0, 5.6), layout="constrained")
+    post, pre = fig.subplots(1, 2)
+    _draw_layer(post, POST_LN, text["post"], text)
+    _draw_layer(pre, PRE_LN, text["pre"], text)
+    return fig
+
 
 DEPTH = 24  # layers in the stack
 WIDTH, HEADS, FF, LENGTH = 64, 4, 256, 16  # d_model, h, d_ff, tokens

@@ -1,0 +1,75 @@
+"""MkDocs hook: the glossary table, drawn from docs/includes/glossary.yml in the page's language.
+
+The glossary pages hold a line ``<!-- glossary-terms en -->`` (glossary.md) or
+``<!-- glossary-terms zh -->`` (glossary.zh.md); the hook replaces it with a Markdown table:
+each row has the term's anchor (``glossary.md#causal-mask``), the term in the page's language
+with its translation beside it, the definition in the page's language, and the symbol or code
+name. One data file serves both languages, so the two pages always list the same terms;
+tests/test_glossary.py checks that every term has both definitions and that every
+``glossary.md#...`` link of the pages lands on one.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DATA = Path(__file__).resolve().parents[1] / "docs" / "includes" / "glossary.yml"
+LANGUAGES = ("en", "zh")
+MARKER = re.compile(r"^<!-- glossary-terms (?P<lang>\w+) -->$", re.M)
+HEADERS = {
+    "en": ("Term", "Definition", "Symbol / in code"),
+    "zh": ("术语", "定义", "符号 / 代码"),
+}
+
+
+class GlossaryError(ValueError):
+    """The glossary data is malformed, or a page asks for a language it does not have."""
+
+
+def load_terms(path: Path = DATA) -> list[dict[str, Any]]:
+    """The terms of the glossary, in the data file's order."""
+    terms = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(terms, list):
+        raise GlossaryError(f"{path}: expected a list of terms, got {type(terms).__name__}")
+    return terms
+
+
+def _other(lang: str) -> str:
+    return LANGUAGES[1 - LANGUAGES.index(lang)]
+
+
+def render_table(terms: list[dict[str, Any]], lang: str) -> str:
+    """The glossary as a Markdown table in ``lang``: term, definition, symbol."""
+    if lang not in LANGUAGES:
+        raise GlossaryError(f"glossary: expected a language in {LANGUAGES}, got {lang!r}")
+    other = _other(lang)
+    rows = ["| " + " | ".join(HEADERS[lang]) + " |", "| --- | --- | --- |"]
+    for term in terms:
+        cells = (
+            f'<a id="{html.escape(term["id"])}"></a>**{term["term"][lang]}**'
+            f'<br><span lang="{other}">{html.escape(term["term"][other])}</span>',
+            " ".join(term["definition"][lang].split()),
+            term.get("symbol") or "",
+        )
+        if any("|" in cell for cell in cells):
+            raise GlossaryError(f"glossary: {term['id']!r} holds a '|', which splits a table cell")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    """Replace the glossary marker of a page with the table in the marker's language."""
+    if not MARKER.search(markdown):
+        return markdown
+    terms = load_terms()
+    try:
+        return MARKER.sub(lambda match: render_table(terms, match["lang"]), markdown)
+    except (GlossaryError, KeyError) as error:
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(f"{page.file.src_uri}: {error}") from error

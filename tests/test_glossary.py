@@ -1,0 +1,84 @@
+"""The glossary (docs/includes/glossary.yml, drawn by docs_hooks/glossary.py) and its links."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from docs_hooks.glossary import DATA, LANGUAGES, MARKER, GlossaryError, load_terms, render_table
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+LINK = re.compile(r"glossary(?:\.zh)?\.md#(?P<anchor>[\w-]+)")
+HEADING_ID = re.compile(r"\{ *#(?P<anchor>[\w-]+) *\}")
+TERMS = load_terms()
+
+
+def _pages() -> list[Path]:
+    return sorted(p for p in DOCS.glob("*.md"))
+
+
+@pytest.mark.parametrize("term", TERMS, ids=[str(t.get("id")) for t in TERMS])
+def test_every_term_has_both_languages(term):
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", term["id"]), term
+    assert set(term) <= {"id", "term", "symbol", "definition"}, term["id"]
+    for lang in LANGUAGES:
+        name, definition = term["term"][lang].strip(), term["definition"][lang].strip()
+        assert name and definition, (term["id"], lang)
+        assert "\n" not in " ".join(definition.split()), term["id"]
+        assert definition[-1] in ".。", (term["id"], lang, "a definition is a sentence")
+    assert CJK.search(term["term"]["zh"]) and CJK.search(term["definition"]["zh"]), term["id"]
+    assert not CJK.search(term["definition"]["en"]), term["id"]
+    # The symbol column is shared by both pages: formulas and code only, no words of one language.
+    symbol = re.sub(r"`[^`]*`|\$[^$]*\$", "", term.get("symbol") or "")
+    assert not CJK.search(symbol), term["id"]
+    assert not re.search(r"[a-z]{3,}", symbol), (term["id"], symbol)
+
+
+def test_ids_are_unique():
+    ids = [term["id"] for term in TERMS]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
+def test_every_glossary_link_lands_on_a_term(page):
+    """``glossary.md#x`` from any page: x is a term or a heading of the glossary."""
+    anchors = {term["id"] for term in TERMS}
+    for glossary in ("glossary.md", "glossary.zh.md"):
+        anchors |= set(HEADING_ID.findall((DOCS / glossary).read_text(encoding="utf-8")))
+    text = page.read_text(encoding="utf-8")
+    if page.name.startswith("glossary."):
+        text += "\n".join(re.findall(r"\]\(#[\w-]+\)", text)).replace("](#", "glossary.md#")
+    missing = sorted({m["anchor"] for m in LINK.finditer(text)} - anchors)
+    assert not missing, f"{page.name} links to glossary anchors that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_each_glossary_page_draws_its_own_language(lang):
+    page = DOCS / ("glossary.md" if lang == "en" else f"glossary.{lang}.md")
+    assert [m["lang"] for m in MARKER.finditer(page.read_text(encoding="utf-8"))] == [lang]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_table_has_a_row_per_term(lang):
+    table = render_table(TERMS, lang).splitlines()
+    assert len(table) == 2 + len(TERMS)
+    for term, row in zip(TERMS, table[2:], strict=True):
+        assert row.startswith(f'| <a id="{term["id"]}"></a>**{term["term"][lang]}**')
+        assert row.count(" | ") == 2, row
+        assert " ".join(term["definition"][lang].split()) in row
+
+
+def test_bad_data_is_refused(tmp_path):
+    with pytest.raises(GlossaryError, match="expected a language in"):
+        render_table(TERMS, "fr")
+    bad = dict(TERMS[0], symbol="$a | b$")
+    with pytest.raises(GlossaryError, match="holds a '|'"):
+        render_table([bad], "en")
+    not_a_list = tmp_path / "glossary.yml"
+    not_a_list.write_text("id: attention\n", encoding="utf-8")
+    with pytest.raises(GlossaryError, match="expected a list of terms, got dict"):
+        load_terms(not_a_list)
+    assert DATA.is_file()
