@@ -6,13 +6,25 @@
   for the Chinese build; the locale is set here for each page instead.
 - The headings' permalink anchors say "永久链接", not "Permanent link" (Python-Markdown's toc
   extension has one title for every language).
+- Inline code and the closing punctuation right after it stay on one line: Chromium may break
+  between them (Material lets code wrap anywhere), and a Chinese line must not begin with
+  。，）. Long code keeps only its last part (after the last ``.``, ``_`` or ``/``) with the
+  punctuation, so it can still wrap before that (docs/stylesheets/extra.css, ``.nobreak``).
 """
 
 from __future__ import annotations
 
+import re
+
 from mkdocs.exceptions import PluginError
 
 PERMALINK_TITLE = {"zh": "永久链接"}
+CLOSING = "。，、；：？！）」』”’"
+CODE_THEN_PUNCTUATION = re.compile(
+    r"(?P<open><a [^>]*>)?<code>(?P<text>[^<]*)</code>(?P<close></a>)?"
+    rf"(?P<punct>[{re.escape(CLOSING)}]+)"
+)
+SHORT_CODE = 16  # characters of code kept whole with the punctuation after it
 
 
 def _lang(page, config) -> str:
@@ -31,8 +43,25 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 
 def on_page_content(html: str, page, config, files) -> str:
-    """The permalink anchors' title in the page's language."""
+    """The permalink anchors' title in the page's language; code kept with its punctuation."""
     title = PERMALINK_TITLE.get(_lang(page, config))
     if title:
         html = html.replace('title="Permanent link"', f'title="{title}"')
-    return html
+    return CODE_THEN_PUNCTUATION.sub(_code_with_punctuation, html)
+
+
+def _code_with_punctuation(match: re.Match[str]) -> str:
+    opening, text, closing, punct = (
+        match["open"] or "",
+        match["text"],
+        match["close"] or "",
+        match["punct"],
+    )
+    cut = max(text.rfind(c) for c in "._/ (") + 1
+    if opening or len(text) <= SHORT_CODE or cut <= 0:
+        return f'<span class="nobreak">{opening}<code>{text}</code>{closing}{punct}</span>'
+    head, tail = text[:cut], text[cut:]
+    return (
+        f'<code class="code-head">{head}</code>'
+        f'<span class="nobreak"><code class="code-tail">{tail}</code>{punct}</span>'
+    )

@@ -8,7 +8,7 @@ follows the light and dark palettes) and carries ``role="img"`` with the TeX as 
 
 A browser may break a line between an inline formula (an SVG, an atomic box) and the
 punctuation right after it, so that a line starts with "。" or ",". The formula and the
-punctuation that follows it are kept together in a ``<span class="math-nobreak">``.
+punctuation that follows it are kept together in a ``<span class="nobreak">``.
 
 MathJax does not raise on bad TeX: it draws an error box (``data-mjx-error``) or, for an
 unknown command, the command's name in red. Both fail the build here, naming page and formula.
@@ -32,7 +32,8 @@ SVG_ID = re.compile(r"MJX-\d+-")
 # Closing punctuation, full-width and ASCII, that must not begin a line.
 CLOSING = "。，、；：？！）」』”’.,;:!?)"
 INLINE_THEN_PUNCTUATION = re.compile(
-    rf'(?P<math><span class="arithmatex"><svg .*?</svg></span>)(?P<punct>[{re.escape(CLOSING)}]+)',
+    r'(?P<math><span class="arithmatex"><svg (?:(?!</svg>).)*</svg></span>)'
+    rf"(?P<punct>[{re.escape(CLOSING)}]+)",
     re.DOTALL,
 )
 
@@ -71,6 +72,4 @@ def _replace(match: re.Match[str], where: str) -> str:
 def on_page_content(html_text: str, page, config, files) -> str:
     """Replace every arithmatex span/div on the page with its SVG."""
     html_text = MATH.sub(lambda m: _replace(m, page.file.src_uri), html_text)
-    return INLINE_THEN_PUNCTUATION.sub(
-        r'<span class="math-nobreak">\g<math>\g<punct></span>', html_text
-    )
+    return INLINE_THEN_PUNCTUATION.sub(r'<span class="nobreak">\g<math>\g<punct></span>', html_text)

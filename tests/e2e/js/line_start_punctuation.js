@@ -30,7 +30,7 @@
       if (n !== node && getComputedStyle(n).display !== "inline") return null
       for (let p = n.previousSibling; p; p = p.previousSibling) {
         const rect = lastRect(p)
-        if (rect && rect.width > 0) return rect
+        if (rect && rect.width > 0) return { rect, what: p.nodeName + " " + (p.outerHTML || p.textContent).slice(0, 80) }
       }
     }
     return null
@@ -46,6 +46,7 @@
       const here = range.getClientRects()[0]
       if (!here || here.width === 0) continue
       let before = null
+      let what = ""
       if (i > 0 && text[i - 1].trim()) {
         const previous = document.createRange()
         previous.setStart(node, i - 1)
@@ -53,10 +54,12 @@
         const rects = previous.getClientRects()
         before = rects[rects.length - 1] || null
       } else if (i === 0) {
-        before = previousContent(node)
+        const previous = previousContent(node)
+        if (previous) ({ rect: before, what } = previous)
       }
       if (before && here.top > before.top + before.height / 2) {
-        found.push(`${text.slice(Math.max(0, i - 12), i + 1)} (line starts with "${text[i]}")`)
+        const context = text.slice(Math.max(0, i - 12), i + 1)
+        found.push(`${what ? `after ${what}: ` : ""}${context} (line starts with "${text[i]}")`)
       }
     }
   }
