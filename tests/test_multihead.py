@@ -148,7 +148,7 @@ def test_parameter_count_for_d_model_512():
 
     assert count(MultiHeadAttention(512, 8)) == 4 * 512 * 512 + 4 * 512 == 1_050_624
     assert count(nn.MultiheadAttention(512, 8)) == 1_050_624
-    # Seed 000's 1,049,088 = 4 * 512^2 + 512: W_Q, W_K, W_V without bias, W_O with one.
+    # The notebook tutorial's 1,049,088 = 4 * 512^2 + 512: W_Q, W_K, W_V without bias, W_O with one.
     seed_layout = MultiHeadAttention(512, 8, bias=False)
     assert count(seed_layout) + 512 == 1_049_088
 

@@ -8,7 +8,7 @@ TEXT = {
     "en": {
         "title": "One query, 16 keys, d_model = 512 in 8 heads of dₖ = 64",
         "right": "scale 1/√dₖ (correct)",
-        "wrong": "scale 1/√d_model (seed 003)",
+        "wrong": "scale 1/√d_model (wrong)",
         "uniform": "uniform 1/16",
         "x": "key",
         "y": "attention weight",
@@ -16,7 +16,7 @@ TEXT = {
     "zh": {
         "title": "一个查询、16 个键；d_model = 512，分成 8 个头，每头 dₖ = 64",
         "right": "缩放 1/√dₖ（正确）",
-        "wrong": "缩放 1/√d_model（种子 003）",
+        "wrong": "缩放 1/√d_model（错误）",
         "uniform": "均匀分布 1/16",
         "x": "键",
         "y": "注意力权重",
@@ -25,7 +25,7 @@ TEXT = {
 
 
 def fig_pit_scale(lang: str) -> Figure:
-    """The weights of one query with the right scale and with seed 003's sqrt(d_model)."""
+    """The weights of one query with the right scale and with the wrong sqrt(d_model)."""
     import torch
 
     from attention_ref import attention_weights
