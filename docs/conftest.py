@@ -4,8 +4,10 @@ Only ```pycon blocks are run. ```python blocks hold nothing but snippet include 
 (``--8<-- "attention_ref/attention.py:attention_weights"``), whose code is the package's own
 and is tested there; tests/test_docs_code_blocks.py checks that no other code hides in a page.
 
-Each page is one namespace, run top to bottom, so a page imports what it uses in its first
-block. Tensors print with 4 decimals and no scientific notation, as in the package's doctests.
+Each page is one namespace, run top to bottom, as a reader runs it in a fresh interpreter: a
+page imports what it uses in its first block, and sets there, visibly, any print option its
+outputs need (``torch.set_printoptions(sci_mode=False)``). Nothing is set up behind the page's
+back: each page starts from torch's default print options and ends by restoring them.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import pytest
 import torch
 from sybil import Document, Region, Sybil
 from sybil.evaluators.doctest import DocTestEvaluator
@@ -37,13 +40,20 @@ class PyconDocTestParser:
                 yield region
 
 
-def _setup(namespace: dict) -> None:
-    torch.set_printoptions(precision=4, sci_mode=False)
+def _fresh_print_options(namespace: dict) -> None:
+    """torch's default print options, as in a fresh interpreter (set_printoptions is global)."""
+    torch.set_printoptions(profile="default", sci_mode=None)
+
+
+@pytest.fixture(autouse=True)
+def _doctest_namespace() -> None:
+    """Replaces the root conftest's fixture of this name for the pages: no hidden setup here."""
 
 
 pytest_collect_file = Sybil(
     parsers=[PyconDocTestParser()],
     patterns=["*.md"],  # x.md and x.zh.md alike
     excludes=["includes/*"],
-    setup=_setup,
+    setup=_fresh_print_options,
+    teardown=_fresh_print_options,
 ).pytest()
