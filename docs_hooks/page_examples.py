@@ -427,7 +427,10 @@ def notebook(markdown: str, *, site_url: str, src_uri: str, lang: str, root: Pat
 
 
 def script(markdown: str, *, site_url: str, src_uri: str, lang: str) -> str:
-    """The page's examples as one Python script: the copies in order, headings as comments."""
+    """The page's examples as one Python script: the copies in order, headings as comments.
+
+    A heading is written only above code: the headings of sections without examples go.
+    """
     url = page_url(site_url, src_uri, lang)
     words = WORDS[lang]
     name = download_name(src_uri, lang, ".py")
@@ -435,13 +438,18 @@ def script(markdown: str, *, site_url: str, src_uri: str, lang: str) -> str:
         f"# {words['script'].format(url=url, name=name)}",
         f"# {words['needs'].format(install=INSTALL)}",
     ]
+    pending: list[re.Match[str]] = []  # headings since the last code, outermost first
     for part in parts(markdown):
         if isinstance(part, Prose):
             for _, heading in _headings(part.text):
                 if heading:
-                    out += ["", "", f"# {heading['hashes']} {heading['text']}"]
+                    level = len(heading["hashes"])
+                    pending = [h for h in pending if len(h["hashes"]) < level] + [heading]
         elif isinstance(part, Doctest):
             copy = _join([copy_of(e) for e in examples(part.transcript)])
             if copy:
+                if pending:
+                    out += ["", "", *(f"# {h['hashes']} {h['text']}" for h in pending)]
+                    pending = []
                 out += ["", copy]
     return "\n".join(out) + "\n"

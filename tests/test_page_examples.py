@@ -1,5 +1,7 @@
 """Every page's examples as a reader takes them away: copied, or downloaded as script or notebook.
 
+Each test takes a page's Markdown file, ``doc`` (``page`` is the built page in tests/e2e).
+
 - The copy of a doctest block (docs_hooks/doctest_copy.py) is its code without prompts or
   output; a raising line is commented out with its error named. A page's copies, one block
   after another, paste into the plain ``python`` REPL (checked with the REPL's own compiler,
@@ -40,24 +42,24 @@ TIMEOUT = 300  # seconds for one page's script or notebook
 COMPARE = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 
-def _lang(page: Path) -> str:
-    return "zh" if page.name.endswith(".zh.md") else "en"
+def _lang(doc: Path) -> str:
+    return "zh" if doc.name.endswith(".zh.md") else "en"
 
 
 def _pages() -> list[Path]:
     found = []
-    for page in sorted(DOCS.glob("*.md")):
-        if page_examples.has_examples(page.read_text(encoding="utf-8")):
-            found.append(page)
+    for doc in sorted(DOCS.glob("*.md")):
+        if page_examples.has_examples(doc.read_text(encoding="utf-8")):
+            found.append(doc)
     return found
 
 
 PAGES = _pages()
-IDS = [page.name for page in PAGES]
+IDS = [doc.name for doc in PAGES]
 
 
-def _kwargs(page: Path, site_url: str = SITE_URL) -> dict[str, str]:
-    return {"site_url": site_url, "src_uri": page.name, "lang": _lang(page)}
+def _kwargs(doc: Path, site_url: str = SITE_URL) -> dict[str, str]:
+    return {"site_url": site_url, "src_uri": doc.name, "lang": _lang(doc)}
 
 
 # --- the copy of one block ------------------------------------------------------------------
@@ -118,9 +120,9 @@ def test_repl_rejects_a_loop_without_its_blank_line() -> None:
     assert repl_problems("for i in range(2):\n    print(i)\nprint(3)") != []
 
 
-@pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_page_copies_paste_into_the_repl(page: Path) -> None:
-    assert repl_problems(page_examples.page_copy(page.read_text(encoding="utf-8"))) == []
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_page_copies_paste_into_the_repl(doc: Path) -> None:
+    assert repl_problems(page_examples.page_copy(doc.read_text(encoding="utf-8"))) == []
 
 
 # --- the script and the notebook ------------------------------------------------------------
@@ -137,20 +139,20 @@ def test_install_cell_is_valid_in_ipython() -> None:
         compile(python, "<cell>", "exec")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_script_is_the_page_copies(page: Path) -> None:
-    markdown = page.read_text(encoding="utf-8")
-    script = page_examples.script(markdown, **_kwargs(page))
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_script_is_the_page_copies(doc: Path) -> None:
+    markdown = doc.read_text(encoding="utf-8")
+    script = page_examples.script(markdown, **_kwargs(doc))
     code = [line for line in script.splitlines() if line.strip() and not line.startswith("# ")]
     copies = [line for line in page_examples.page_copy(markdown).splitlines() if line.strip()]
     assert code == [line for line in copies if not line.startswith("# ")]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_notebook_is_valid_nbformat(page: Path) -> None:
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_notebook_is_valid_nbformat(doc: Path) -> None:
     import nbformat
 
-    notebook = page_examples.notebook(page.read_text(encoding="utf-8"), **_kwargs(page))
+    notebook = page_examples.notebook(doc.read_text(encoding="utf-8"), **_kwargs(doc))
     nbformat.validate(nbformat.reads(json.dumps(notebook), as_version=4))
     first = notebook["cells"][0]
     assert first["cell_type"] == "code" and "import attention_ref" in "".join(first["source"])
@@ -177,9 +179,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-async def _run_script(page: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
-    path = folder / page_examples.download_name(page.name, _lang(page), ".py")
-    path.write_text(page_examples.script(page.read_text(encoding="utf-8"), **_kwargs(page)))
+async def _run_script(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
+    path = folder / page_examples.download_name(doc.name, _lang(doc), ".py")
+    path.write_text(page_examples.script(doc.read_text(encoding="utf-8"), **_kwargs(doc)))
     async with limit:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -197,11 +199,11 @@ async def _run_script(page: Path, folder: Path, limit: asyncio.Semaphore) -> Run
     return Run(error=stderr.decode() if process.returncode else "")
 
 
-async def _run_notebook(page: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
+async def _run_notebook(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
     import nbformat
     from nbclient import NotebookClient
 
-    made = page_examples.notebook(page.read_text(encoding="utf-8"), **_kwargs(page))
+    made = page_examples.notebook(doc.read_text(encoding="utf-8"), **_kwargs(doc))
     notebook = nbformat.reads(json.dumps(made), as_version=4)  # as read from the file
     client = NotebookClient(
         notebook,
@@ -227,7 +229,7 @@ def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     """Every script and notebook this session's tests ask for, run concurrently, once."""
     os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")  # jupyter_core's own future default
     wanted = {
-        (item.originalname, item.callspec.params["page"])
+        (item.originalname, item.callspec.params["doc"])
         for item in request.session.items
         if getattr(item, "originalname", "") in RUNNERS and hasattr(item, "callspec")
     }
@@ -235,25 +237,26 @@ def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     async def run_all() -> dict:
         limit = asyncio.Semaphore(os.cpu_count() or 1)
         jobs = {}
-        for test, page in sorted(wanted):
-            folder = tmp_path_factory.mktemp(f"{page.stem}-{test[5:12]}")
-            jobs[test, page] = asyncio.create_task(RUNNERS[test](page, folder, limit))
+        for test, doc in sorted(wanted):
+            folder = tmp_path_factory.mktemp(f"{doc.stem}-{test[5:12]}")
+            jobs[test, doc] = asyncio.create_task(RUNNERS[test](doc, folder, limit))
         return {key: await job for key, job in jobs.items()}
 
     return asyncio.run(run_all())
 
 
-@pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_script_runs_in_a_fresh_interpreter(page: Path, runs: dict) -> None:
-    run = runs["test_script_runs_in_a_fresh_interpreter", page]
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_script_runs_in_a_fresh_interpreter(doc: Path, runs: dict) -> None:
+    run = runs["test_script_runs_in_a_fresh_interpreter", doc]
     assert not run.error, run.error[-3000:]
 
 
 def _printed(outputs: list[dict]) -> tuple[list[str], str]:
-    """A cell's output kinds and its text, as a reader sees it."""
+    """A cell's output kinds and its text, as a reader sees it (a print may come in pieces)."""
     kinds, text = [], ""
     for output in outputs:
-        kinds.append(output["output_type"])
+        if not (kinds and kinds[-1] == output["output_type"] == "stream"):
+            kinds.append(output["output_type"])
         if output["output_type"] == "stream":
             text += "".join(output["text"])
         elif output["output_type"] == "error":
@@ -263,9 +266,9 @@ def _printed(outputs: list[dict]) -> tuple[list[str], str]:
     return kinds, text
 
 
-@pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_notebook_runs_and_prints_what_the_page_shows(page: Path, runs: dict) -> None:
-    run = runs["test_notebook_runs_and_prints_what_the_page_shows", page]
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_notebook_runs_and_prints_what_the_page_shows(doc: Path, runs: dict) -> None:
+    run = runs["test_notebook_runs_and_prints_what_the_page_shows", doc]
     assert not run.error, run.error[-3000:]
     checker = doctest.OutputChecker()
     problems = []
@@ -286,46 +289,46 @@ RUNNERS = {
 # --- the built site -------------------------------------------------------------------------
 
 
-def built_page(page: Path) -> Path:
-    lang_dir = "" if _lang(page) == "en" else f"{_lang(page)}/"
-    return SITE / lang_dir / page_examples.page_path(page.name) / "index.html"
+def built_page(doc: Path) -> Path:
+    lang_dir = "" if _lang(doc) == "en" else f"{_lang(doc)}/"
+    return SITE / lang_dir / page_examples.page_path(doc.name) / "index.html"
 
 
-def _built_or_skip(page: Path) -> str:
-    built = built_page(page)
+def _built_or_skip(doc: Path) -> str:
+    built = built_page(doc)
     if not built.is_file():
         pytest.skip(f"no built site at {SITE} (`nox -s docs` builds it)")
-    if built.stat().st_mtime < page.stat().st_mtime:
-        pytest.skip(f"{built.relative_to(SITE)} is older than {page.name}: rebuild the site")
+    if built.stat().st_mtime < doc.stat().st_mtime:
+        pytest.skip(f"{built.relative_to(SITE)} is older than {doc.name}: rebuild the site")
     return built.read_text(encoding="utf-8")
 
 
 def _site_url() -> str:
     """The ``site_url`` the site was built with: the home page's canonical link."""
     found = re.search(r'<link rel="canonical" href="([^"]+)"', (SITE / "index.html").read_text())
-    assert found, "the home page has no canonical link"
+    assert found, "the home doc has no canonical link"
     return found[1]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_built_copy_buttons_copy_the_page_copies(page: Path) -> None:
-    built = _built_or_skip(page)
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_built_copy_buttons_copy_the_page_copies(doc: Path) -> None:
+    built = _built_or_skip(doc)
     copied = [html.unescape(c) for c in re.findall(r'<code data-copy="([^"]*)"', built)]
-    blocks = page_examples.doctests(page.read_text(encoding="utf-8"))
+    blocks = page_examples.doctests(doc.read_text(encoding="utf-8"))
     assert copied == [doctest_copy.runnable(block.transcript) for block in blocks]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=IDS)
-def test_built_downloads_are_the_page_examples(page: Path) -> None:
-    """The page links its notebook and script, and they are the ones made from its Markdown."""
-    built = _built_or_skip(page)
-    markdown = page.read_text(encoding="utf-8")
-    kwargs = _kwargs(page, site_url=_site_url())
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_built_downloads_are_the_page_examples(doc: Path) -> None:
+    """The doc links its notebook and script, and they are the ones made from its Markdown."""
+    built = _built_or_skip(doc)
+    markdown = doc.read_text(encoding="utf-8")
+    kwargs = _kwargs(doc, site_url=_site_url())
     for suffix in (".ipynb", ".py"):
-        name = page_examples.download_name(page.name, _lang(page), suffix)
+        name = page_examples.download_name(doc.name, _lang(doc), suffix)
         link = re.search(rf'<a download href="(?P<href>[^"]*/{re.escape(name)})"', built)
-        assert link, f"the page does not link {name}"
-        file = (built_page(page).parent / link["href"]).resolve()
+        assert link, f"the doc does not link {name}"
+        file = (built_page(doc).parent / link["href"]).resolve()
         text = file.read_text(encoding="utf-8")
         if suffix == ".py":
             assert text == page_examples.script(markdown, **kwargs)
