@@ -202,8 +202,11 @@ async def _run_script(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
 
 
 async def _run_notebook(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
-    import nbformat
-    from nbclient import NotebookClient
+    try:
+        import nbformat
+        from nbclient import NotebookClient
+    except ImportError as error:
+        return Run(error=f"{error}: install the test group (nbformat, nbclient, ipykernel)")
 
     made = page_examples.notebook(doc.read_text(encoding="utf-8"), **_kwargs(doc))
     notebook = nbformat.reads(json.dumps(made), as_version=4)  # as read from the file
