@@ -18,7 +18,8 @@ __all__ = ["plain_attention"]
 def plain_attention(query: Tensor, key: Tensor, value: Tensor) -> Tensor:
     r"""Scaled dot-product attention, the formula alone.
 
-    $$\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$
+    $$\operatorname{Attention}(Q, K, V) =
+      \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$
 
     Args:
         query: ``(..., L, E)``.

@@ -1,11 +1,14 @@
 """pytest runs the ```pycon blocks of every page, English and Chinese, as doctests (Sybil).
 
-Only ```pycon blocks are run. ```python blocks hold nothing but snippet include lines
-(``--8<-- "attention_ref/attention.py:attention_weights"``), whose code is the package's own
-and is tested there; tests/test_docs_code_blocks.py checks that no other code hides in a page.
+Only ```pycon blocks are run. ```python blocks hold nothing but include lines
+(``include: attention_ref.attention.attention_weights``), whose code is the package's own and is
+tested there (tests/test_source_copies.py runs what their copy buttons copy);
+tests/test_docs_code_blocks.py checks that no other code hides in a page.
 
-Each page is one namespace, run top to bottom, so a page imports what it uses in its first
-block. Tensors print with 4 decimals and no scientific notation, as in the package's doctests.
+Each page is one namespace, run top to bottom, as a reader runs it in a fresh interpreter: a
+page imports what it uses in its first block, and sets there, visibly, any print option its
+outputs need (``torch.set_printoptions(sci_mode=False)``). Nothing is set up behind the page's
+back: each page starts from torch's default print options and ends by restoring them.
 """
 
 from __future__ import annotations
@@ -37,13 +40,15 @@ class PyconDocTestParser:
                 yield region
 
 
-def _setup(namespace: dict) -> None:
-    torch.set_printoptions(precision=4, sci_mode=False)
+def _fresh_print_options(namespace: dict) -> None:
+    """torch's default print options, as in a fresh interpreter (set_printoptions is global)."""
+    torch.set_printoptions(profile="default", sci_mode=None)
 
 
 pytest_collect_file = Sybil(
     parsers=[PyconDocTestParser()],
     patterns=["*.md"],  # x.md and x.zh.md alike
     excludes=["includes/*"],
-    setup=_setup,
+    setup=_fresh_print_options,
+    teardown=_fresh_print_options,
 ).pytest()

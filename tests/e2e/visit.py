@@ -12,7 +12,6 @@ offline, so a reference to a CDN fails the tests whether or not the machine is o
 
 from __future__ import annotations
 
-import doctest
 import functools
 import re
 import time
@@ -24,6 +23,7 @@ from playwright.sync_api import Browser, BrowserContext
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page as BrowserPage
 
+from docs_hooks.doctest_copy import runnable
 from docs_hooks.source_code import include_lines, source_block
 
 from .site_pages import SCREENSHOTS, SITE, Page
@@ -111,20 +111,6 @@ def _kind(resource_type: str, url: str) -> str:
     return "data"
 
 
-def runnable_code(transcript: str) -> str:
-    """What a doctest block's copy button must copy: its examples' source, no prompts or output.
-
-    Python's own doctest parser reads the block; a blank line follows each multi-line example.
-    """
-    parts = []
-    for example in doctest.DocTestParser().get_examples(transcript):
-        source = example.source.rstrip("\n")
-        parts.append(source)
-        if "\n" in source:
-            parts.append("")
-    return "\n".join(parts).rstrip()
-
-
 @functools.cache
 def _source_copies(page: Page) -> list[str]:
     """What each package-code block of the page copies: a self-contained program, worked out
@@ -135,11 +121,15 @@ def _source_copies(page: Page) -> list[str]:
 
 def expected_copy(code_text: str, include: int | None = None, page: Page | None = None) -> str:
     """The clipboard after clicking a block's copy button: the code alone, or for package code
-    a program that runs on its own."""
+    a program that runs on its own.
+
+    A doctest block copies its examples' source as Python's own doctest parser reads it, a
+    raising line commented out (docs_hooks/doctest_copy.py, which the site's build uses too).
+    """
     if include is not None and page is not None:
         return _source_copies(page)[include]
     if code_text.lstrip().startswith(">>>"):
-        return runnable_code(code_text)
+        return runnable(code_text)
     return code_text.rstrip()
 
 

@@ -1,0 +1,110 @@
+"""MkDocs hook: the pages' examples as a reader takes them away, made at build time.
+
+1. **Copy buttons.** Material's copy button copies the ``data-copy`` attribute of a block's
+   ``<code>`` when it has one. Every ```pycon doctest block gets one here: its code without
+   prompts or output, a raising line commented out with the error named
+   (docs_hooks/doctest_copy.py). The browser runs no script for it, and the built HTML says
+   exactly what the button copies.
+2. **Downloads.** Every page with doctests gets its examples as a notebook and a script,
+   ``downloads/<page>.<lang>.ipynb`` and ``downloads/<page>.<lang>.py`` (one downloads/ for
+   both languages, at the site's root, as figures/ is), generated from the
+   page's Markdown by docs_hooks/page_examples.py, and a line under its title that links them
+   in the page's language.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import posixpath
+import re
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # docs_hooks.* from this checkout, as figures.py does
+    sys.path.insert(0, str(ROOT))
+
+from docs_hooks import doctest_copy, page_examples  # noqa: E402
+
+DOWNLOADS = "downloads"
+LINKS = {  # the line under the page's title; `{ download }` saves rather than opens the file
+    "en": "Download the examples: [notebook]({notebook}){{ download }} · "
+    "[script]({script}){{ download }}",
+    "zh": "下载本页示例：[Notebook]({notebook}){{ download }} · [脚本]({script}){{ download }}",
+}
+CODE = re.compile(
+    r'(?P<before><div class="[^"]*\bhighlight\b[^"]*">(?:<span class="filename">.*?</span>)?'
+    r"<pre>(?:<span></span>)?)<code>(?P<code>.*?)</code>",
+    re.DOTALL,
+)
+TAG = re.compile(r"<[^>]+>")
+H1 = re.compile(r"^# .*$", re.M)
+
+
+def _language(config) -> str:
+    i18n = config.plugins.get("i18n")
+    return i18n.current_language if i18n else config.theme.get("language", "en")
+
+
+def _downloads(src_uri: str, lang: str) -> dict[str, str]:
+    """``{"notebook": "downloads/masks.en.ipynb", "script": "downloads/masks.en.py"}``."""
+    return {
+        kind: f"{DOWNLOADS}/{page_examples.download_name(src_uri, lang, suffix)}"
+        for kind, suffix in (("notebook", ".ipynb"), ("script", ".py"))
+    }
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (-100) has picked this language's pages
+def on_files(files, config):
+    """Add each page's notebook and script, made from its Markdown, to the site."""
+    lang = _language(config)
+    for page in list(files.documentation_pages()):
+        markdown = page.content_string
+        if not page_examples.has_examples(markdown):
+            continue
+        kwargs = {"site_url": config.site_url or "", "src_uri": page.src_uri, "lang": lang}
+        paths = _downloads(page.src_uri, lang)
+        try:
+            notebook = page_examples.notebook(markdown, **kwargs)
+            script = page_examples.script(markdown, **kwargs)
+        except Exception as error:  # name the page, not just the traceback
+            raise PluginError(f"examples: {page.src_uri}: {error!r}") from error
+        text = json.dumps(notebook, ensure_ascii=False, indent=1) + "\n"
+        files.append(File.generated(config, paths["notebook"], content=text))
+        files.append(File.generated(config, paths["script"], content=script))
+    return files
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    """Link the page's notebook and script under its title, in the page's language."""
+    if not page_examples.has_examples(markdown):
+        return markdown
+    lang = _language(config)
+    here = posixpath.dirname(page.file.src_uri)
+    targets = {
+        kind: posixpath.relpath(path, here or ".")
+        for kind, path in _downloads(page.file.src_uri, lang).items()
+    }
+    line = LINKS.get(lang, LINKS["en"]).format(**targets) + "\n{ .downloads }"
+    title = H1.search(markdown)
+    if title is None:
+        return f"{line}\n\n{markdown}"
+    return f"{markdown[: title.end()]}\n\n{line}\n{markdown[title.end() :]}"
+
+
+def _with_copy(match: re.Match[str]) -> str:
+    text = html.unescape(TAG.sub("", match["code"]))
+    if not text.lstrip().startswith(">>>"):
+        return match[0]
+    copy = html.escape(doctest_copy.runnable(text), quote=True)
+    return f'{match["before"]}<code data-copy="{copy}">{match["code"]}</code>'
+
+
+def on_page_content(html_text: str, page, config, files) -> str:
+    """Give every doctest block's ``<code>`` the ``data-copy`` its copy button copies."""
+    return CODE.sub(_with_copy, html_text)

@@ -1,0 +1,366 @@
+"""Every page's examples as a reader takes them away: copied, or downloaded as script or notebook.
+
+Each test takes a page's Markdown file, ``doc`` (``page`` is the built page in tests/e2e).
+
+- The copy of a doctest block (docs_hooks/doctest_copy.py) is its code without prompts or
+  output; a raising line is commented out with its error named. A page's copies, one block
+  after another, paste into the plain ``python`` REPL (checked with the REPL's own compiler,
+  ``codeop``) and run top to bottom in a fresh interpreter: that is the page's script,
+  ``downloads/<page>.<lang>.py``, run here in a fresh process.
+- The page's notebook, ``downloads/<page>.<lang>.ipynb``, is valid nbformat 4 and runs in a
+  real Jupyter kernel (nbclient + ipykernel), each cell printing what the page's doctest
+  printed (whitespace normalised, as doctest's NORMALIZE_WHITESPACE does).
+- When site/ holds a build newer than the page, its copy buttons' ``data-copy`` and its
+  downloads are exactly these (tests/e2e runs the same checks after every build).
+
+Scripts and notebooks are made from the Markdown alone, by the functions the site's build uses,
+and run concurrently, as many at a time as there are CPUs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codeop
+import doctest
+import html
+import io
+import json
+import os
+import re
+import sys
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from docs_hooks import doctest_copy, page_examples
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+SITE = Path(os.environ.get("E2E_SITE", ROOT / "site")).resolve()
+SITE_URL = "https://attention-ref.github.io/attention-ref/"
+TIMEOUT = 300  # seconds for one page's script or notebook
+COMPARE = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+
+
+def _lang(doc: Path) -> str:
+    return "zh" if doc.name.endswith(".zh.md") else "en"
+
+
+def _pages() -> list[Path]:
+    found = []
+    for doc in sorted(DOCS.glob("*.md")):
+        if page_examples.has_examples(doc.read_text(encoding="utf-8")):
+            found.append(doc)
+    return found
+
+
+PAGES = _pages()
+IDS = [doc.name for doc in PAGES]
+
+
+def _kwargs(doc: Path, site_url: str = SITE_URL) -> dict[str, str]:
+    return {"site_url": site_url, "src_uri": doc.name, "lang": _lang(doc)}
+
+
+# --- the copy of one block ------------------------------------------------------------------
+
+
+def test_copy_drops_prompts_and_output_and_comments_out_what_raises() -> None:
+    transcript = (
+        ">>> import torch\n"
+        ">>> k = torch.zeros(1, 5, 8)\n"
+        ">>> k.view(1, 3, 2, 4)  # the query's length\n"
+        "Traceback (most recent call last):\n"
+        "  ...\n"
+        "RuntimeError: shape '[1, 3, 2, 4]' is invalid for input of size 40\n"
+        ">>> def double(x):\n"
+        "...     return 2 * x\n"
+        ">>> double(k).shape\n"
+        "torch.Size([1, 5, 8])\n"
+    )
+    assert doctest_copy.runnable(transcript) == (
+        "import torch\n"
+        "k = torch.zeros(1, 5, 8)\n"
+        "# k.view(1, 3, 2, 4)  # the query's length  # raises RuntimeError: shape '[1, 3, 2, 4]'"
+        " is invalid for input of size 40\n"
+        "def double(x):\n"
+        "    return 2 * x\n"
+        "\n"
+        "double(k).shape"
+    )
+
+
+def test_doctest_copy_examples() -> None:
+    assert doctest.testmod(doctest_copy).failed == 0
+
+
+def repl_problems(code: str) -> list[str]:
+    """What the plain ``python`` REPL rejects when ``code`` is pasted, line by line.
+
+    The REPL compiles what it has read after every line (``codeop``, as ``code.interact``
+    does): a statement is run when it is complete, so a compound statement must end with a
+    blank line before the next statement starts.
+    """
+    compile_line = codeop.CommandCompiler()
+    problems, buffer = [], []
+    for number, line in enumerate([*code.splitlines(), ""], start=1):
+        buffer.append(line)
+        try:
+            compiled = compile_line("\n".join(buffer), "<stdin>", "single")
+        except (SyntaxError, ValueError, OverflowError) as error:
+            problems.append(f"line {number}: {line!r}: {error}")
+            compiled = True
+        if compiled is not None:
+            buffer = []
+    return problems
+
+
+def test_repl_rejects_a_loop_without_its_blank_line() -> None:
+    assert repl_problems("for i in range(2):\n    print(i)\n\nprint(3)") == []
+    assert repl_problems("for i in range(2):\n    print(i)\nprint(3)") != []
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_page_copies_paste_into_the_repl(doc: Path) -> None:
+    assert repl_problems(page_examples.page_copy(doc.read_text(encoding="utf-8"))) == []
+
+
+# --- the script and the notebook ------------------------------------------------------------
+
+
+def test_install_cell_is_valid_in_ipython() -> None:
+    """The notebook's `%pip` line, inside `except ImportError:`, is Python once IPython reads it."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    for lang in page_examples.WORDS:
+        cell = page_examples.install_cell(lang)
+        python = TransformerManager().transform_cell(cell)
+        assert "get_ipython().run_line_magic('pip'" in python
+        compile(python, "<cell>", "exec")
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_script_is_the_page_copies(doc: Path) -> None:
+    markdown = doc.read_text(encoding="utf-8")
+    script = page_examples.script(markdown, **_kwargs(doc))
+    code = [line for line in script.splitlines() if line.strip() and not line.startswith("# ")]
+    copies = [line for line in page_examples.page_copy(markdown).splitlines() if line.strip()]
+    assert code == [line for line in copies if not line.startswith("# ")]
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_notebook_is_valid_nbformat(doc: Path) -> None:
+    import nbformat
+
+    notebook = page_examples.notebook(doc.read_text(encoding="utf-8"), **_kwargs(doc))
+    nbformat.validate(nbformat.reads(json.dumps(notebook), as_version=4))
+    first = notebook["cells"][0]
+    assert first["cell_type"] == "code" and "import attention_ref" in "".join(first["source"])
+    markdown = "".join(
+        line for c in notebook["cells"] if c["cell_type"] == "markdown" for line in c["source"]
+    )
+    assert not re.search(r"\{ *#[\w-]+ *\}|^ *(!!!|\?\?\?|===) ", markdown, re.M), "MkDocs syntax"
+    assert not re.search(r"\]\((?!https?://)", markdown), "a relative link"
+
+
+@dataclass
+class Run:
+    """What running a page's script or notebook gave."""
+
+    error: str = ""  # the script's stderr, or the notebook's exception
+    outputs: list[list[dict]] | None = None  # notebook: each code cell's outputs, as executed
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["MPLBACKEND"] = "Agg"
+    env.pop("PYTHONWARNINGS", None)
+    return env
+
+
+async def _run_script(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
+    path = folder / page_examples.download_name(doc.name, _lang(doc), ".py")
+    path.write_text(page_examples.script(doc.read_text(encoding="utf-8"), **_kwargs(doc)))
+    async with limit:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(path),
+            cwd=folder,
+            env=_env(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            _, stderr = await asyncio.wait_for(process.communicate(), TIMEOUT)
+        except asyncio.TimeoutError:
+            process.kill()
+            return Run(error=f"no end after {TIMEOUT} s")
+    return Run(error=stderr.decode() if process.returncode else "")
+
+
+async def _run_notebook(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
+    try:
+        import nbformat
+        from nbclient import NotebookClient
+    except ImportError as error:
+        return Run(error=f"{error}: install the test group (nbformat, nbclient, ipykernel)")
+
+    made = page_examples.notebook(doc.read_text(encoding="utf-8"), **_kwargs(doc))
+    notebook = nbformat.reads(json.dumps(made), as_version=4)  # as read from the file
+    client = NotebookClient(
+        notebook,
+        timeout=TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(folder)}},
+    )
+    async with limit:
+        try:
+            await client.async_execute(env=_env())
+        except Exception as error:  # a cell that raised: nbclient names it
+            return Run(error=f"{type(error).__name__}: {error}")
+    return Run(outputs=[cell.outputs for cell in notebook.cells if cell.cell_type == "code"])
+
+
+def _without_comments(code: str) -> str:
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    code = tokenize.untokenize(t for t in tokens if t.type != tokenize.COMMENT)
+    return "\n".join(line.rstrip() for line in code.splitlines() if line.strip())
+
+
+def _what_runs(test: str, doc: Path) -> str:
+    """What a run depends on: the code without its comments (and the outputs it must give)."""
+    markdown = doc.read_text(encoding="utf-8")
+    if test == "test_script_runs_in_a_fresh_interpreter":
+        return _without_comments(page_examples.script(markdown, **_kwargs(doc)))
+    cells = page_examples.notebook(markdown, **_kwargs(doc))["cells"]
+    code = [
+        (_without_comments("".join(c["source"])), c["outputs"])
+        for c in cells
+        if c["cell_type"] == "code"
+    ]
+    return json.dumps(code)
+
+
+@pytest.fixture(scope="session")
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every script and notebook this session's tests ask for, run concurrently, once.
+
+    A page's English and Chinese scripts (and notebooks) differ in their comments and prose
+    only, as tests/test_docs_code_blocks.py checks: the same code, giving the same outputs,
+    is run once for both.
+    """
+    os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")  # jupyter_core's own future default
+    wanted = {
+        (item.originalname, item.callspec.params["doc"])
+        for item in request.session.items
+        if getattr(item, "originalname", "") in RUNNERS and hasattr(item, "callspec")
+    }
+
+    async def run_all() -> dict:
+        limit = asyncio.Semaphore(os.cpu_count() or 1)
+        jobs, same = {}, {}
+        for test, doc in sorted(wanted):
+            code = (test, _what_runs(test, doc))
+            if code not in jobs:
+                folder = tmp_path_factory.mktemp(f"{doc.stem}-{test[5:12]}")
+                jobs[code] = asyncio.create_task(RUNNERS[test](doc, folder, limit))
+            same[test, doc] = jobs[code]
+        return {key: await job for key, job in same.items()}
+
+    return asyncio.run(run_all())
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_script_runs_in_a_fresh_interpreter(doc: Path, runs: dict) -> None:
+    run = runs["test_script_runs_in_a_fresh_interpreter", doc]
+    assert not run.error, run.error[-3000:]
+
+
+def _printed(outputs: list[dict]) -> tuple[list[str], str]:
+    """A cell's output kinds and its text, as a reader sees it (a print may come in pieces)."""
+    kinds, text = [], ""
+    for output in outputs:
+        if not (kinds and kinds[-1] == output["output_type"] == "stream"):
+            kinds.append(output["output_type"])
+        if output["output_type"] == "stream":
+            text += "".join(output["text"])
+        elif output["output_type"] == "error":
+            text += f"{output['ename']}: {output['evalue']}\n"
+        else:
+            text += "".join(output.get("data", {}).get("text/plain", "")) + "\n"
+    return kinds, text
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_notebook_runs_and_prints_what_the_page_shows(doc: Path, runs: dict) -> None:
+    run = runs["test_notebook_runs_and_prints_what_the_page_shows", doc]
+    assert not run.error, run.error[-3000:]
+    made = page_examples.notebook(doc.read_text(encoding="utf-8"), **_kwargs(doc))
+    code_cells = [cell for cell in made["cells"] if cell["cell_type"] == "code"]
+    checker = doctest.OutputChecker()
+    problems = []
+    for made, outputs in zip(code_cells, run.outputs, strict=True):
+        (want_kinds, want), (got_kinds, got) = _printed(made["outputs"]), _printed(outputs)
+        if want_kinds != got_kinds or not checker.check_output(want, got, COMPARE):
+            source = "".join(made["source"])
+            problems.append(f"{source}\n  page: {want_kinds} {want!r}\n  ran:  {got_kinds} {got!r}")
+    assert not problems, "\n\n".join(problems)
+
+
+RUNNERS = {
+    "test_script_runs_in_a_fresh_interpreter": _run_script,
+    "test_notebook_runs_and_prints_what_the_page_shows": _run_notebook,
+}
+
+
+# --- the built site -------------------------------------------------------------------------
+
+
+def built_page(doc: Path) -> Path:
+    lang_dir = "" if _lang(doc) == "en" else f"{_lang(doc)}/"
+    return SITE / lang_dir / page_examples.page_path(doc.name) / "index.html"
+
+
+def _built_or_skip(doc: Path) -> str:
+    built = built_page(doc)
+    if not built.is_file():
+        pytest.skip(f"no built site at {SITE} (`nox -s docs` builds it)")
+    if built.stat().st_mtime < doc.stat().st_mtime:
+        pytest.skip(f"{built.relative_to(SITE)} is older than {doc.name}: rebuild the site")
+    return built.read_text(encoding="utf-8")
+
+
+def _site_url() -> str:
+    """The ``site_url`` the site was built with: the home page's canonical link."""
+    found = re.search(r'<link rel="canonical" href="([^"]+)"', (SITE / "index.html").read_text())
+    assert found, "the home doc has no canonical link"
+    return found[1]
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_built_copy_buttons_copy_the_page_copies(doc: Path) -> None:
+    built = _built_or_skip(doc)
+    copied = [html.unescape(c) for c in re.findall(r'<code data-copy="([^"]*)"', built)]
+    blocks = page_examples.doctests(doc.read_text(encoding="utf-8"))
+    assert copied == [doctest_copy.runnable(block.transcript) for block in blocks]
+
+
+@pytest.mark.parametrize("doc", PAGES, ids=IDS)
+def test_built_downloads_are_the_page_examples(doc: Path) -> None:
+    """The doc links its notebook and script, and they are the ones made from its Markdown."""
+    built = _built_or_skip(doc)
+    markdown = doc.read_text(encoding="utf-8")
+    kwargs = _kwargs(doc, site_url=_site_url())
+    for suffix in (".ipynb", ".py"):
+        name = page_examples.download_name(doc.name, _lang(doc), suffix)
+        link = re.search(rf'<a download href="(?P<href>[^"]*/{re.escape(name)})"', built)
+        assert link, f"the doc does not link {name}"
+        file = (built_page(doc).parent / link["href"]).resolve()
+        text = file.read_text(encoding="utf-8")
+        if suffix == ".py":
+            assert text == page_examples.script(markdown, **kwargs)
+        else:
+            assert json.loads(text) == page_examples.notebook(markdown, **kwargs)
