@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, BrowserContext
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page as BrowserPage
 
-from .site_pages import SCREENSHOTS, SITE, Page
+from .site_pages import SCREENSHOTS, Page, site_file
 
 JS = {
     path.stem: path.read_text(encoding="utf-8")
@@ -257,8 +257,7 @@ class Visits:
             recorded.failure = request.failure or "no response"
             return recorded
         recorded.status = response.status
-        file = SITE / unquote(urlsplit(request.url).path).lstrip("/")
-        file = file / "index.html" if file.is_dir() else file
+        file = site_file(unquote(urlsplit(request.url).path))
         recorded.raw = file.stat().st_size if file.is_file() else 0
         try:
             sizes = request.sizes()
