@@ -73,7 +73,7 @@ def _skip_unless_cpu_torch(session: nox.Session) -> None:
             silent=True,
         )
         names = [item["metadata"]["name"] for item in json.loads(report.read_text())["install"]]
-    if cuda := sorted(name for name in names if name.lower().startswith("nvidia-")):
+    if cuda := sorted(n for n in names if n.lower().startswith(("nvidia-", "cuda-"))):
         session.skip(
             f"torch for Python {session.python} would come with CUDA ({', '.join(cuda[:3])}, ...):"
             " no CPU build of the pinned torch in reach. Set "
@@ -189,7 +189,7 @@ def docs_properdocs(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def serve(session: nox.Session) -> None:
-    """Live preview of the site at http://127.0.0.1:8000/."""
+    """Live preview of the site at http://127.0.0.1:8000/attention-ref/ (the path of site_url)."""
     _install(session, "docs")
     session.run("mkdocs", "serve", *session.posargs, env=DOCS_ENV)
 

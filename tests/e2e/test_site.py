@@ -113,7 +113,7 @@ def test_no_broken_links() -> None:
 
 
 def test_sitemap_lists_existing_pages_with_twins() -> None:
-    """The sitemap (which the language switcher reads) lists every page, each with its twin."""
+    """The sitemap (which search engines read) lists every page, each with its twin."""
     sitemap = (SITE / "sitemap.xml").read_text(encoding="utf-8")
     locations = re.findall(r"<loc>([^<]+)</loc>", sitemap)
     alternates = re.findall(
