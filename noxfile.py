@@ -182,7 +182,7 @@ def docs_properdocs(session: nox.Session) -> None:
     )
     session.run("mkdocs", "build", "--strict", "--site-dir", ".cache/site-mkdocs", env=DOCS_ENV)
     session.run(
-        *("pytest", "tests/builds", "-p", "no:cacheprovider", *session.posargs),
+        *("pytest", "tests/builds", "--noconftest", "-p", "no:cacheprovider", *session.posargs),
         env={"MKDOCS_SITE": ".cache/site-mkdocs", "PROPERDOCS_SITE": "site-properdocs"},
     )
 
