@@ -1,12 +1,17 @@
 """Sessions for attention-ref: `nox` runs lint, tests and docs; `nox -l` lists them all.
 
 Every session installs with the constraints file, which pins torch to the CPU build.
+`tests` runs on the lowest and the highest supported Python (`nox -s tests-3.11` for one); a
+Python that is not installed, or for which the pinned torch would come with CUDA, is skipped
+with a message.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import nox
@@ -14,10 +19,15 @@ import nox
 nox.needs_version = ">=2025.2.9"
 nox.options.sessions = ["lint", "tests", "docs"]
 nox.options.default_venv_backend = "venv"
+# With CI set, nox fails on a Python it cannot find; `tests` skips it instead (and says so).
+nox.options.error_on_missing_interpreters = False
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CONSTRAINTS = ("-c", "constraints.txt")
 DOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "MPLBACKEND": "Agg"}
+# The lowest supported Python (mkdocs-material 9.8 needs 3.11) and the highest.
+PYTHONS = ["3.11", "3.14"]
+WORKFLOWS = Path(".github/workflows")
 
 
 def _install(session: nox.Session, *groups: str, package: bool = True) -> None:
@@ -30,17 +40,45 @@ def _install(session: nox.Session, *groups: str, package: bool = True) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff: lint and check the formatting."""
+    """Ruff (lint, formatting); the GitHub workflows: actionlint, zizmor, their JSON schema."""
     _install(session, "lint", package=False)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    workflows = sorted(str(path) for path in WORKFLOWS.glob("*.yml"))
+    session.run("actionlint", *workflows)
+    session.run("zizmor", "--offline", "--min-severity", "low", str(WORKFLOWS))
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
 
 
-@nox.session
+@nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """Tests against PyTorch, the package doctests and the pages' doctests (both languages)."""
+    _skip_unless_cpu_torch(session)
     _install(session, "test")
     session.run("pytest", *session.posargs)
+
+
+def _skip_unless_cpu_torch(session: nox.Session) -> None:
+    """Skip the session if the pinned torch would come as the multi-GB CUDA build.
+
+    pip resolves torch under the constraints without installing anything (PyPI and pip's own
+    configuration, e.g. a local wheel folder or PIP_EXTRA_INDEX_URL set to PyTorch's CPU index);
+    any nvidia-* package in the answer means CUDA.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        session.run(
+            *("python", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet"),
+            *("--report", str(report), "torch", *CONSTRAINTS),
+            silent=True,
+        )
+        names = [item["metadata"]["name"] for item in json.loads(report.read_text())["install"]]
+    if cuda := sorted(n for n in names if n.lower().startswith(("nvidia-", "cuda-"))):
+        session.skip(
+            f"torch for Python {session.python} would come with CUDA ({', '.join(cuda[:3])}, ...):"
+            " no CPU build of the pinned torch in reach. Set "
+            "PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu to use PyTorch's CPU wheels."
+        )
 
 
 @nox.session
@@ -50,16 +88,24 @@ def docs(session: nox.Session) -> None:
     session.run("mkdocs", "build", "--strict", *session.posargs, env=DOCS_ENV)
 
 
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own download is not used
+# Debian's Chromium (E2E_CHROMIUM names another, e.g. Google Chrome on GitHub's Ubuntu runners);
+# Playwright's own browser download is not used.
+CHROMIUM = Path(os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium"))
 CJK_FONT = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")  # fonts-noto-cjk
 AXE = Path(".cache/npm/node_modules/axe-core")  # npm's axe-core, major version 4
+# The browser tests see the site as GitHub Pages serves a project site: under a path, from
+# another address than the one it is served on, unknown paths answered with its 404 page.
+E2E_SITE_URL = "https://example.github.io/attention-ref/"
+E2E_SITE = Path(".cache/site-e2e")
 
 
 @nox.session(default=False)
 def e2e(session: nox.Session) -> None:
     """The built site in a real browser: every page in both languages, served on 127.0.0.1.
 
-    Builds the site, then drives Debian's Chromium with Playwright (tests/e2e): no console error,
+    Builds the site for https://example.github.io/attention-ref/ into .cache/site-e2e, serves it
+    under /attention-ref/ as GitHub Pages would (404 page for unknown paths), then drives
+    Debian's Chromium with Playwright (tests/e2e): no console error,
     no request to another host, math typeset, figures with alt text in the page's language, the
     language menu there and back, copy buttons, search, links and anchors, dark mode, phone
     width, axe-core (no serious violation) and page weight (< 1.5 MB). Prints the pages' weights
@@ -75,12 +121,19 @@ def e2e(session: nox.Session) -> None:
             *("--prefix", ".cache/npm", "axe-core@4"),
             external=True,
         )
-    session.run("mkdocs", "build", "--strict", env=DOCS_ENV)
+    session.run(
+        *("mkdocs", "build", "--strict", "--site-dir", str(E2E_SITE)),
+        env={**DOCS_ENV, "SITE_URL": E2E_SITE_URL},
+    )
     session.run(
         "pytest",
         "tests/e2e",
         *(session.posargs or ["--tb=short"]),
-        env={"E2E_AXE": str((AXE / "axe.min.js").resolve()), "E2E_CHROMIUM": str(CHROMIUM)},
+        env={
+            "E2E_AXE": str((AXE / "axe.min.js").resolve()),
+            "E2E_CHROMIUM": str(CHROMIUM),
+            "E2E_SITE": str(E2E_SITE.resolve()),
+        },
     )
 
 
@@ -114,9 +167,29 @@ def _system_packages(session: nox.Session) -> None:
     )
 
 
+@nox.session(name="docs-properdocs", default=False)
+def docs_properdocs(session: nox.Session) -> None:
+    """Build the site with ProperDocs, the maintained MkDocs 1.x, and compare it with MkDocs'.
+
+    ProperDocs builds into site-properdocs/, MkDocs into .cache/site-mkdocs/ (site/ is left
+    alone); tests/builds checks that both have the same pages, search entries and figures.
+    """
+    _install(session, "properdocs")
+    session.run(
+        *("properdocs", "build", "--strict", "--config-file", "mkdocs.yml"),
+        *("--site-dir", "site-properdocs"),
+        env=DOCS_ENV,
+    )
+    session.run("mkdocs", "build", "--strict", "--site-dir", ".cache/site-mkdocs", env=DOCS_ENV)
+    session.run(
+        *("pytest", "tests/builds", "--noconftest", "-p", "no:cacheprovider", *session.posargs),
+        env={"MKDOCS_SITE": ".cache/site-mkdocs", "PROPERDOCS_SITE": "site-properdocs"},
+    )
+
+
 @nox.session(default=False)
 def serve(session: nox.Session) -> None:
-    """Live preview of the site at http://127.0.0.1:8000/."""
+    """Live preview of the site at http://127.0.0.1:8000/attention-ref/ (the path of site_url)."""
     _install(session, "docs")
     session.run("mkdocs", "serve", *session.posargs, env=DOCS_ENV)
 

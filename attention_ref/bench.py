@@ -330,7 +330,7 @@ def run(
     }
     out = {
         "device": device,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine,
         "versions": _versions(),
         "config": {

@@ -195,7 +195,7 @@ async def _run_script(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
         )
         try:
             _, stderr = await asyncio.wait_for(process.communicate(), TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             process.kill()
             return Run(error=f"no end after {TIMEOUT} s")
     return Run(error=stderr.decode() if process.returncode else "")

@@ -2,6 +2,8 @@
    - The language menu goes straight to its link, which mkdocs-static-i18n points at this page
      in the other language. (Material's own handler looks the page up in the sitemap and, when
      that fails, e.g. for a site served on a port of its own, lands on the other home page.)
+   - The head's hreflang links, hidden from Material's script while it starts (see
+     docs_hooks/i18n_fixes.py), are put back once it has.
    - Search lists the pages of the reader's language first. The index holds both languages,
      and Material orders results by score alone, so "softmax" would mix both. */
 (function () {
@@ -13,10 +15,27 @@
       ev.stopPropagation()  // the browser follows the link; Material's handler does not run
   }, true)
 
-  // Language roots from the head's <link rel="alternate" hreflang>: "/" (en), "/zh/" (zh).
-  var roots = []
-  document.querySelectorAll("link[rel=alternate][hreflang]").forEach(function (link) {
-    roots.push({ lang: link.hreflang, path: new URL(link.href).pathname })
+  document.addEventListener("DOMContentLoaded", function () {  // after Material's listener
+    document.querySelectorAll("link[rel=x-hreflang-pending]").forEach(function (link) {
+      link.rel = "alternate"
+    })
+  }, { once: true })
+
+  // Language roots from the head's hreflang links, which name this page in every language
+  // ("/masks/", "/zh/masks/"): what is left once the path they all end with is taken off.
+  var links = Array.prototype.filter.call(
+    document.querySelectorAll("link[rel=alternate][hreflang], link[rel=x-hreflang-pending]"),
+    function (link) { return link.hreflang !== "x-default" })
+  var parts = links.map(function (link) {
+    return new URL(link.href).pathname.split("/").filter(Boolean)
+  })
+  function sameLast() {
+    var last = parts.length ? parts[0][parts[0].length - 1] : undefined
+    return last !== undefined && parts.every(function (p) { return p[p.length - 1] === last })
+  }
+  while (parts.length > 1 && sameLast()) parts.forEach(function (p) { p.pop() })
+  var roots = links.map(function (link, i) {
+    return { lang: link.hreflang, path: "/" + parts[i].map(function (s) { return s + "/" }).join("") }
   })
   roots.sort(function (a, b) { return b.path.length - a.path.length })
   var own = document.documentElement.lang

@@ -6,11 +6,14 @@ of the plain `pytest` run (``--ignore=tests/e2e`` in pyproject.toml). By hand, a
     npm install --no-save --prefix .cache/npm axe-core@4
     pytest tests/e2e
 
-Every page of the site (each ``index.html`` under site/, English at ``/``, Chinese at ``/zh/``) is
-opened once, in a fresh browser context; what the tests assert on is gathered during that visit
-(`visit.py`), the first time a test asks for it. The session prints the pages' weights and every
-accessibility finding, and leaves screenshots of every page (desktop light, desktop dark, phone)
-under screenshots/, which git ignores.
+The site is served as GitHub Pages serves a project site: under the path of the address it was
+built for (``nox -s e2e`` builds for https://example.github.io/attention-ref/ into
+.cache/site-e2e, set as E2E_SITE, and serves it under ``/attention-ref/``), with its 404 page
+for any unknown path. Every page (each ``index.html``, English at the root, Chinese under
+``zh/``) is opened once, in a fresh browser context; what the tests assert on is gathered
+during that visit (`visit.py`), the first time a test asks for it. The session prints the
+pages' weights and every accessibility finding, and leaves screenshots of every page (desktop
+light, desktop dark, phone) under screenshots/, which git ignores.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from . import visit
-from .site_pages import ROOT, SCREENSHOTS, SITE, pages
+from .site_pages import ROOT, SCREENSHOTS, SITE, base_path, pages
 
 CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -62,9 +65,32 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class _StaticHost(http.server.SimpleHTTPRequestHandler):
-    """site/ as a static host serves it (GitHub Pages, Netlify, nginx): text gzip-compressed."""
+    """site/ as GitHub Pages serves a project site: under the path of ``site_url``
+    (``/attention-ref/``), text gzip-compressed, the site's own 404.html for any unknown path."""
 
     COMPRESSED = (".html", ".css", ".js", ".json", ".svg", ".xml", ".txt")
+
+    def translate_path(self, path: str) -> str:
+        """Only paths under the site's base path name files; anything else is not found."""
+        base = base_path()
+        url_path = path.split("?", 1)[0].split("#", 1)[0]
+        if not (url_path + "/").startswith(base):
+            return str(SITE / ".not-found")
+        return super().translate_path("/" + url_path.removeprefix(base))
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None):
+        """Not found: status 404 with the site's 404 page, as GitHub Pages answers."""
+        page = SITE / "404.html"
+        if code != 404 or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def send_head(self):
         path = Path(self.translate_path(self.path))
@@ -101,7 +127,7 @@ def _gzip(path: Path, mtime_ns: int) -> bytes:
 
 @pytest.fixture(scope="session")
 def base_url() -> Iterator[str]:
-    """site/ served on 127.0.0.1, on a free port."""
+    """site/ served on 127.0.0.1, on a free port, under the path of the site's address."""
     handler = functools.partial(_StaticHost, directory=str(SITE))
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

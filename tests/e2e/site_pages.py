@@ -1,17 +1,43 @@
-"""The built site's pages: each ``index.html`` in site/; English at ``/``, Chinese at ``/zh/``."""
+"""The built site's pages: each ``index.html`` in site/; English at ``/``, Chinese at ``/zh/``.
+
+Both under the path of the address the site was built for (``site_url``: ``/attention-ref/``
+for ``https://example.github.io/attention-ref/``), which is where the tests serve it.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("E2E_SITE", ROOT / "site")).resolve()
 SCREENSHOTS = Path(os.environ.get("E2E_SCREENSHOTS", ROOT / "screenshots")).resolve()
 LANGUAGES = ("en", "zh")
 NOT_PAGES = {"assets", "search", "stylesheets", "javascripts", "figures"}
+
+
+@cache
+def site_url() -> str:
+    """The address the site was built for: its home page's canonical link (``site_url``)."""
+    home = (SITE / "index.html").read_text(encoding="utf-8")
+    found = re.search(r'<link rel="canonical" href="([^"]+)"', home)
+    return found[1] if found else "/"
+
+
+def base_path() -> str:
+    """Where the site lives on its host: ``/attention-ref/``, or ``/``."""
+    return urlsplit(site_url()).path or "/"
+
+
+def site_file(url_path: str) -> Path:
+    """The file in site/ that a path on the test server names (a folder: its index.html)."""
+    inside = url_path.removeprefix(base_path()) if url_path.startswith(base_path()) else url_path
+    file = SITE / inside.lstrip("/")
+    return file / "index.html" if file.is_dir() else file
 
 
 @dataclass(frozen=True)
@@ -22,13 +48,18 @@ class Page:
     slug: str  # "" for the home page
 
     @property
-    def path(self) -> str:
-        prefix = "/" if self.lang == "en" else f"/{self.lang}/"
+    def relative(self) -> str:
+        """The page's path inside the site: ``masks/``, ``zh/masks/``, ``""`` for the home page."""
+        prefix = "" if self.lang == "en" else f"{self.lang}/"
         return prefix + (f"{self.slug}/" if self.slug else "")
 
     @property
+    def path(self) -> str:
+        return base_path() + self.relative
+
+    @property
     def file(self) -> Path:
-        return SITE / self.path.lstrip("/") / "index.html"
+        return SITE / self.relative / "index.html"
 
     @property
     def id(self) -> str:

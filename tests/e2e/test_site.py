@@ -11,12 +11,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from .site_pages import SITE, Page, pages
+from .site_pages import SITE, Page, base_path, pages, site_url
 from .visit import Visits, has_cjk
-
-# The site's own address (site_url in mkdocs.yml): canonical links and the sitemap use it.
-SITE_URL = "https://attention-ref.example/"
-
 
 # --------------------------------------------------------------------------- twins
 
@@ -79,10 +75,10 @@ def _parse(path: Path) -> _Html:
 
 def _target(url: str) -> Path | None:
     """The file in site/ that a URL of this site points at; None for another site's URL."""
-    if not url.startswith(SITE_URL):
+    if not url.startswith(site_url()):
         return None
     path = unquote(urlsplit(url).path)
-    file = SITE / path.removeprefix(urlsplit(SITE_URL).path)
+    file = SITE / path.removeprefix(base_path())
     if path.endswith("/") or file.is_dir():
         file = file / "index.html"
     return file
@@ -96,7 +92,7 @@ def test_no_broken_links() -> None:
     broken: list[str] = []
     checked = 0
     for file in files:
-        page_url = SITE_URL + file.relative_to(SITE).as_posix()
+        page_url = site_url() + file.relative_to(SITE).as_posix()
         for link in _parse(file).links:
             if link.startswith(("mailto:", "javascript:", "data:", "tel:")):
                 continue
@@ -117,7 +113,7 @@ def test_no_broken_links() -> None:
 
 
 def test_sitemap_lists_existing_pages_with_twins() -> None:
-    """The sitemap (which the language switcher reads) lists every page, each with its twin."""
+    """The sitemap (which search engines read) lists every page, each with its twin."""
     sitemap = (SITE / "sitemap.xml").read_text(encoding="utf-8")
     locations = re.findall(r"<loc>([^<]+)</loc>", sitemap)
     alternates = re.findall(
@@ -164,7 +160,7 @@ def test_search_lists_own_language_first(lang: str, query: str, visits: Visits) 
         found = list(dict.fromkeys(found))  # a page's sections follow it: one entry per page
     finally:
         context.close()
-    zh = [path.startswith("/zh/") for path in found]
+    zh = [path.startswith(base_path() + "zh/") for path in found]
     own = [is_zh == (lang == "zh") for is_zh in zh]
     assert found, f"no result for {query!r}"
     assert own[0], f"first result {found[0]} is not a {lang} page: {found}"

@@ -26,7 +26,7 @@ from playwright.sync_api import Page as BrowserPage
 from docs_hooks.doctest_copy import runnable
 from docs_hooks.source_code import include_lines, source_block
 
-from .site_pages import SCREENSHOTS, SITE, Page
+from .site_pages import SCREENSHOTS, Page, site_file
 
 JS = {
     path.stem: path.read_text(encoding="utf-8")
@@ -261,8 +261,7 @@ class Visits:
             recorded.failure = request.failure or "no response"
             return recorded
         recorded.status = response.status
-        file = SITE / unquote(urlsplit(request.url).path).lstrip("/")
-        file = file / "index.html" if file.is_dir() else file
+        file = site_file(unquote(urlsplit(request.url).path))
         recorded.raw = file.stat().st_size if file.is_file() else 0
         try:
             sizes = request.sizes()
