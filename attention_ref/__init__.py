@@ -14,6 +14,7 @@ from .mask_conventions import from_sdpa_mask, to_additive_mask, to_sdpa_mask
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm, RMSNorm
+from .positions import alibi_bias, apply_rope, sinusoidal_positions
 from .softmax import softmax
 
 __all__ = [
@@ -21,6 +22,8 @@ __all__ = [
     "MultiHeadAttention",
     "RMSNorm",
     "TransformerEncoderLayer",
+    "alibi_bias",
+    "apply_rope",
     "attention_flops",
     "attention_memory",
     "attention_weights",
@@ -31,6 +34,7 @@ __all__ = [
     "linear_attention_weights",
     "padding_mask",
     "scaled_dot_product_attention",
+    "sinusoidal_positions",
     "sliding_window_attention",
     "sliding_window_mask",
     "softmax",
