@@ -43,6 +43,7 @@ def _check_even(name: str, value: int, what: str) -> None:
 
 
 # --8<-- [start:sinusoidal_positions]
+# --8<-- [start:sinusoidal_positions_def]
 def sinusoidal_positions(
     length: int,
     dim: int,
@@ -51,6 +52,7 @@ def sinusoidal_positions(
     dtype: torch.dtype | None = None,
     device: torch.device | str | None = None,
 ) -> Tensor:
+    # --8<-- [end:sinusoidal_positions_def]
     r"""The sinusoidal position table of Vaswani et al. (section 3.5).
 
     $$P_{p,\,2i} = \sin\!\left(p / \mathrm{base}^{2i/d}\right),\qquad
@@ -80,6 +82,7 @@ def sinusoidal_positions(
                 [ 0.8415,  0.5403,  0.0100,  0.9999],
                 [ 0.9093, -0.4161,  0.0200,  0.9998]])
     """
+    # --8<-- [start:sinusoidal_positions_body]
     length = check_positive_int("length", length, "length")
     dim = check_positive_int("dim", dim, "width")
     _check_even("dim", dim, "width")
@@ -89,6 +92,7 @@ def sinusoidal_positions(
     angle = p / base ** (two_i / dim)  # (length, dim / 2)
     table = torch.stack((angle.sin(), angle.cos()), dim=-1).flatten(-2)  # (length, dim)
     return table.to(torch.get_default_dtype() if dtype is None else dtype)
+    # --8<-- [end:sinusoidal_positions_body]
 
 
 # --8<-- [end:sinusoidal_positions]
@@ -114,6 +118,7 @@ def _check_positions(positions: object, x: Tensor) -> Tensor:
 
 
 # --8<-- [start:apply_rope]
+# --8<-- [start:apply_rope_def]
 def apply_rope(
     x: Tensor,
     positions: Tensor | None = None,
@@ -121,6 +126,7 @@ def apply_rope(
     base: float = 10000.0,
     interleaved: bool = False,
 ) -> Tensor:
+    # --8<-- [end:apply_rope_def]
     r"""Rotary position embedding (RoPE): rotate each feature pair by its position's angle.
 
     $$\begin{pmatrix} y_a \\ y_b \end{pmatrix} =
@@ -154,6 +160,7 @@ def apply_rope(
         tensor([[1.0000, 0.0000],
                 [0.5403, 0.8415]])
     """
+    # --8<-- [start:apply_rope_body]
     check_tensor("x", x, min_dim=2)
     length, dim = x.shape[-2:]
     _check_even("x", dim, "last dimension D")
@@ -178,11 +185,13 @@ def apply_rope(
     else:
         y = torch.cat((y_a, y_b), dim=-1)  # (..., L, D)
     return y.to(dtype)
+    # --8<-- [end:apply_rope_body]
 
 
 # --8<-- [end:apply_rope]
 
 
+# --8<-- [start:alibi_slopes]
 def _alibi_slopes(num_heads: int) -> list[float]:
     """Press et al.'s slopes: 2^(-8/H), 2^(-16/H), ..., 2^(-8) for a power of two H."""
 
@@ -196,7 +205,11 @@ def _alibi_slopes(num_heads: int) -> list[float]:
     return geometric(lower) + geometric(2 * lower)[0::2][: num_heads - lower]
 
 
+# --8<-- [end:alibi_slopes]
+
+
 # --8<-- [start:alibi_bias]
+# --8<-- [start:alibi_bias_def]
 def alibi_bias(
     num_heads: int,
     q_len: int,
@@ -204,6 +217,7 @@ def alibi_bias(
     *,
     device: torch.device | str | None = None,
 ) -> Tensor:
+    # --8<-- [end:alibi_bias_def]
     r"""ALiBi (Press et al.): a per-head penalty proportional to how far back the key is.
 
     $$B_{h,i,j} = m_h \, \bigl(j - i - (S - L)\bigr),\qquad
@@ -239,6 +253,7 @@ def alibi_bias(
                  [-0.0039,  0.0000,  0.0039],
                  [-0.0078, -0.0039,  0.0000]]])
     """
+    # --8<-- [start:alibi_bias_body]
     num_heads = check_positive_int("num_heads", num_heads, "number of heads")
     q_len = check_positive_int("q_len", q_len, "length")
     k_len = q_len if k_len is None else check_positive_int("k_len", k_len, "length")
@@ -247,6 +262,7 @@ def alibi_bias(
     j = torch.arange(k_len, device=device)  # (S,)
     distance = j - i - (k_len - q_len)  # (L, S): 0 on the diagonal, negative before it
     return slopes[:, None, None] * distance  # (H, L, S)
+    # --8<-- [end:alibi_bias_body]
 
 
 # --8<-- [end:alibi_bias]
