@@ -118,10 +118,27 @@ def train_with_positions(
 ) -> PositionalToyModel:
     """Train a ``PositionalToyModel`` on sequences of ``train_length`` tokens with Adam.
 
-    ``seed`` fixes the initial weights and the batches; the global RNG is left untouched.
+    The loss is the cross-entropy of the previous token at positions 1 to L - 1.
+
+    Args:
+        encoding: One of ``ENCODINGS``.
+        steps: Adam steps; 0 returns the untrained model (same seed, same initial weights).
+        seed: Seeds the initial weights and the batches; the global RNG is left untouched.
+        train_length: L, the length of every training sequence.
+        vocab_size: V, the number of different tokens.
+        embed_dim: E, the model width.
+        num_heads: H, the number of heads.
+        max_length: The longest sequence the model will accept.
+        batch_size: N, sequences per step.
+        lr: Adam's learning rate.
 
     Returns:
         The model, in eval mode.
+
+    Examples:
+        >>> model = train_with_positions("rope", steps=5)
+        >>> model.encoding, model.training
+        ('rope', False)
     """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
