@@ -180,8 +180,8 @@ def length_generalization(
         num_sequences: Evaluation sequences per length.
 
     Returns:
-        ``{encoding: [accuracy at each length]}``: the fraction of positions 1..L-1 whose
-        previous token the model names.
+        ``{encoding: [accuracy at each length]}``: the fraction of positions 1..L-1
+            whose previous token the model names.
 
     Examples:
         >>> results = length_generalization([8], encodings=["none", "rope"], steps=100)

@@ -196,8 +196,7 @@ class MultiHeadAttention(nn.Module):
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
         v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
-        if self.rope_base is not None:  # rotary positions: rotate queries and keys
-            q, k = self._rope(q, k, positions, self_attention)
+        q, k = self._rope(q, k, positions, self_attention)  # rotary positions, if rope_base
         gqa = self.num_kv_heads != self.num_heads
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
@@ -220,6 +219,10 @@ class MultiHeadAttention(nn.Module):
         self, q: Tensor, k: Tensor, positions: Tensor | None, self_attention: bool
     ) -> tuple[Tensor, Tensor]:
         """``apply_rope`` on the query and key heads, at positions ``(L,)`` or ``(N, L)``."""
+        if self.rope_base is None:
+            if positions is not None:
+                raise ValueError("positions: only used with rope_base, which is None")
+            return q, k
         if not self_attention:
             raise ValueError(
                 "key: rope_base rotates the keys by the query positions, so it needs "

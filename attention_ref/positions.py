@@ -146,8 +146,8 @@ def apply_rope(
             and ``i + D/2`` (Hugging Face's Llama ``rotate_half``, GPT-NeoX; the default).
 
     Returns:
-        ``(..., L, D)``, the dtype of ``x``. The angles, sines and cosines are computed in
-        float64 for a float64 ``x`` and in float32 otherwise.
+        ``(..., L, D)``, the dtype of ``x``. The angles, sines and cosines are computed
+            in float64 for a float64 ``x`` and in float32 otherwise.
 
     Raises:
         TypeError: If ``x`` is not a floating tensor or ``positions`` not a real tensor.
@@ -236,8 +236,8 @@ def alibi_bias(
         device: Where to create the bias.
 
     Returns:
-        ``(H, L, S)`` in the default float dtype: add it to the scores (a float
-        ``attn_mask``).
+        ``(H, L, S)`` in the default float dtype, to add to the scores (a float
+            ``attn_mask``).
 
     Raises:
         TypeError: If ``num_heads``, ``q_len`` or ``k_len`` is not an int.

@@ -346,3 +346,8 @@ def test_multihead_rope_gradcheck_float64():
 def test_bad_input_names_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_multihead_without_rope_rejects_positions():
+    with pytest.raises(ValueError, match="positions: only used with rope_base, which is None"):
+        MultiHeadAttention(8, 2)(torch.zeros(1, 3, 8), positions=torch.arange(3))
