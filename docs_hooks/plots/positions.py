@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from matplotlib.figure import Figure
 
 TEXT = {
@@ -97,13 +99,21 @@ def fig_alibi_bias(lang: str) -> Figure:
     return fig
 
 
+@cache
+def _experiment(lengths: tuple[int, ...]) -> dict[str, list[float]]:
+    """The experiment's results, computed once for both languages."""
+    from attention_ref.length_generalization import length_generalization
+
+    return length_generalization(lengths, seed=0)
+
+
 def fig_length_generalization(lang: str) -> Figure:
     """Accuracy against length for the four encodings (seed 0), and the same numbers as a table."""
-    from attention_ref.length_generalization import ENCODINGS, length_generalization
+    from attention_ref.length_generalization import ENCODINGS
 
     text = TEXT[lang]
     lengths = (8, 12, 16, 24, 32)
-    results = length_generalization(lengths, seed=0)
+    results = _experiment(lengths)
     fig = Figure(figsize=(8.6, 4.6), layout="constrained")
     plot, table = fig.subfigures(2, 1, height_ratios=[3.0, 1.3])
     ax = plot.subplots()
