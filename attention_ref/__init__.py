@@ -15,6 +15,7 @@ from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm, RMSNorm
 from .plain import plain_attention
+from .positions import alibi_bias, apply_rope, sinusoidal_positions
 from .softmax import softmax
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "MultiHeadAttention",
     "RMSNorm",
     "TransformerEncoderLayer",
+    "alibi_bias",
+    "apply_rope",
     "attention_flops",
     "attention_memory",
     "attention_weights",
@@ -33,6 +36,7 @@ __all__ = [
     "padding_mask",
     "plain_attention",
     "scaled_dot_product_attention",
+    "sinusoidal_positions",
     "sliding_window_attention",
     "sliding_window_mask",
     "softmax",

@@ -16,6 +16,7 @@ from torch import Tensor, nn
 
 from ._checks import check_dropout, check_tensor
 from .attention import attention_weights, scaled_dot_product_attention
+from .positions import apply_rope
 
 __all__ = ["MultiHeadAttention"]
 
@@ -53,10 +54,16 @@ class MultiHeadAttention(nn.Module):
         vdim: Width of ``value`` if it differs from ``embed_dim``.
         num_kv_heads: H_kv key/value heads (grouped-query attention); must divide
             ``num_heads``. ``None`` means ``num_heads`` (standard); 1 is multi-query.
+        rope_base: If set, rotate each head's queries and keys with
+            [`apply_rope`][attention_ref.apply_rope] and this ``base`` (10000 in Llama 2)
+            after the projections, before the scores: rotary positions. Self-attention only.
+        rope_interleaved: RoPE's pairing: features ``2i`` and ``2i + 1`` (RoFormer, GPT-J)
+            instead of ``i`` and ``i + D/2`` (Hugging Face's Llama, GPT-NeoX; the default).
 
     Raises:
         ValueError: If ``embed_dim`` is not divisible by ``num_heads``, ``num_kv_heads``
-            does not divide ``num_heads``, or ``dropout`` is outside [0, 1).
+            does not divide ``num_heads``, ``dropout`` is outside [0, 1), or ``rope_base``
+            is not positive or set with an odd head width.
 
     Examples:
         >>> import torch
@@ -84,6 +91,8 @@ class MultiHeadAttention(nn.Module):
         kdim: int | None = None,
         vdim: int | None = None,
         num_kv_heads: int | None = None,
+        rope_base: float | None = None,
+        rope_interleaved: bool = False,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -99,6 +108,12 @@ class MultiHeadAttention(nn.Module):
                 f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
             )
         check_dropout(dropout, "dropout")
+        if rope_base is not None and (rope_base <= 0 or (embed_dim // num_heads) % 2 != 0):
+            raise ValueError(
+                "rope_base: expected a positive base and an even head width embed_dim / "
+                f"num_heads, got rope_base={rope_base} and head width {embed_dim // num_heads}"
+            )
+        self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
         self.embed_dim, self.num_heads, self.num_kv_heads = embed_dim, num_heads, num_kv_heads
         self.head_dim = embed_dim // num_heads
         self.kdim = embed_dim if kdim is None else kdim
@@ -145,6 +160,7 @@ class MultiHeadAttention(nn.Module):
         attn_mask: Tensor | None = None,
         is_causal: bool = False,
         need_weights: bool = True,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -156,17 +172,21 @@ class MultiHeadAttention(nn.Module):
                 mask ``(N, 1, 1, S)``. Boolean True = may attend; floating = added.
             is_causal: Top-left-aligned causal mask, as in PyTorch.
             need_weights: Also return the attention weights.
+            positions: With ``rope_base``: the query positions, ``(L,)`` or ``(N, L)``,
+                default ``arange(L)``; the keys, the same tokens, get the same positions.
 
         Returns:
             ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
             (after dropout, as PyTorch returns them), or ``None`` if not asked for.
         """
+        self_attention = key is None or key is query
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
         v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
+        q, k = self._rope(q, k, positions, self_attention)  # rotary positions, if rope_base
         gqa = self.num_kv_heads != self.num_heads
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
@@ -181,6 +201,25 @@ class MultiHeadAttention(nn.Module):
                 q, k, v, attn_mask, dropout_p, is_causal, enable_gqa=gqa
             )  # (N, H, L, D)
         return self.out_proj(_merge_heads(heads)), weights  # (N, L, E)
+
+    def _rope(
+        self, q: Tensor, k: Tensor, positions: Tensor | None, self_attention: bool
+    ) -> tuple[Tensor, Tensor]:
+        """``apply_rope`` on the query and key heads, at positions ``(L,)`` or ``(N, L)``."""
+        if self.rope_base is None:
+            if positions is not None:
+                raise ValueError("positions: only used with rope_base, which is None")
+            return q, k
+        if not self_attention:
+            raise ValueError(
+                "key: rope_base rotates the keys by the query positions, so it needs "
+                f"self-attention (key=None or key=query), got a separate key, {k.size(2)} keys "
+                f"for {q.size(2)} queries"
+            )
+        if isinstance(positions, Tensor) and positions.dim() == 2:
+            positions = positions[:, None, :]  # (N, 1, L): the same for every head
+        rope = {"base": self.rope_base, "interleaved": self.rope_interleaved}
+        return apply_rope(q, positions, **rope), apply_rope(k, positions, **rope)
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

@@ -215,3 +215,31 @@ def case_plot_heads(ns):
 
 
 NEEDS_MATPLOTLIB = {"plot_attention", "plot_heads"}
+
+
+def case_sinusoidal_positions(ns):
+    f = ns["sinusoidal_positions"]
+    return f(7, 6), f(4, 8, base=100.0, dtype=torch.float64)
+
+
+def case_apply_rope(ns):
+    x = _x(2, 3, 5, 8)
+    f = ns["apply_rope"]
+    return f(x), f(x, interleaved=True), f(x, torch.tensor([3, 1, 4, 1, 5]), base=500.0)
+
+
+def case__alibi_slopes(ns):
+    return [ns["_alibi_slopes"](h) for h in (1, 6, 8, 12)]
+
+
+def case_alibi_bias(ns):
+    return ns["alibi_bias"](8, 4), ns["alibi_bias"](6, 3, 5)
+
+
+def case_PositionalToyModel(ns):
+    outputs = []
+    tokens = torch.randint(0, 32, (3, 10), generator=torch.Generator().manual_seed(0))
+    for encoding in ("none", "sinusoidal", "learned", "rope"):
+        torch.manual_seed(0)
+        outputs.append(ns["PositionalToyModel"](encoding)(tokens))
+    return outputs
