@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import check_dropout, check_tensor
+from ._precision import upcast
 from .attention import attention_weights, scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention"]
@@ -167,6 +168,8 @@ class MultiHeadAttention(nn.Module):
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
         v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
+        dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
+        q, k, v = upcast(q), upcast(k), upcast(v)
         gqa = self.num_kv_heads != self.num_heads
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
@@ -175,12 +178,13 @@ class MultiHeadAttention(nn.Module):
                 weights = F.dropout(weights, p=dropout_p)
             v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
             heads = weights @ v  # (N, H, L, D)
+            weights = weights.to(dtype)
         else:
             weights = None
             heads = scaled_dot_product_attention(
                 q, k, v, attn_mask, dropout_p, is_causal, enable_gqa=gqa
             )  # (N, H, L, D)
-        return self.out_proj(_merge_heads(heads)), weights  # (N, L, E)
+        return self.out_proj(_merge_heads(heads).to(dtype)), weights  # (N, L, E)
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
