@@ -43,7 +43,6 @@ from typing import NamedTuple
 
 import torch
 from torch import Tensor
-
 from torch.autograd.function import once_differentiable
 
 from ._checks import check_mask, check_qkv
