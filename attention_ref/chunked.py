@@ -43,7 +43,6 @@ from typing import NamedTuple
 
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 
 from ._checks import check_mask, check_qkv
 from ._precision import upcast
@@ -264,8 +263,12 @@ class _FlashAttention(torch.autograd.Function):
         return out
 
     @staticmethod
-    @once_differentiable  # a second derivative raises a clear RuntimeError
     def backward(ctx, grad_out):
+        if torch.is_grad_enabled():  # backward(create_graph=True): a second derivative
+            raise RuntimeError(
+                "chunked_attention: a second derivative (create_graph=True) is not supported; "
+                "use scaled_dot_product_attention for higher-order gradients"
+            )
         mask_grad = ctx.needs_input_grad[3]
         dq, dk, dv, d_mask = _backward(grad_out, ctx.saved_tensors, ctx.tiling, mask_grad)
         return dq, dk, dv, d_mask, None
@@ -313,6 +316,8 @@ def chunked_attention(
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
             with ``attn_mask``, or a block size below 1.
         TypeError: On non-floating inputs, mixed dtypes, an integer mask or a non-int block size.
+        RuntimeError: In the backward pass, if a second derivative is asked for
+            (``create_graph=True``).
 
     Examples:
         >>> import torch
