@@ -230,7 +230,8 @@ def _fits(name: str, n: int, device: str, train: bool = False) -> bool:
     """The plain reference materializes (N, H, n, n) several times: skip it if it cannot fit."""
     if name != "reference":
         return True
-    need = (8 if train else 4) * BATCH * HEADS * n * n * 4  # float32 n × n matrices at once
+    # float32 n × n matrices alive at the peak: measured 3 forward, 6 forward + backward
+    need = (7 if train else 4) * BATCH * HEADS * n * n * 4
     if device == "cuda":
         return need < 0.8 * torch.cuda.get_device_properties(0).total_memory
     return need < 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
