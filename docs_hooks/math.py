@@ -32,9 +32,7 @@ SVG_ID = re.compile(r"MJX-\d+-")
 # Closing punctuation, full-width and ASCII, that must not begin a line.
 CLOSING = "。，、；：？！）」』”’.,;:!?)"
 INLINE_THEN_PUNCTUATION = re.compile(
-    # (?:(?!</svg>).)* stays inside one formula: a lazy .*? would run on to a later one
-    rf'(?P<math><span class="arithmatex"><svg (?:(?!</svg>).)*</svg></span>)'
-    rf"(?P<punct>[{re.escape(CLOSING)}]+)",
+    rf'(?P<math><span class="arithmatex"><svg .*?</svg></span>)(?P<punct>[{re.escape(CLOSING)}]+)',
     re.DOTALL,
 )
 
