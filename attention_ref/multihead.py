@@ -43,7 +43,9 @@ class MultiHeadAttention(nn.Module):
     The per-head matrices $W_i^Q$ are stored side by side in one ``q_proj`` of width
     ``embed_dim``; splitting its output into ``num_heads`` slices gives each head its own
     projection. Masks use PyTorch SDPA's convention: boolean True = **may attend**
-    (``nn.MultiheadAttention`` means the opposite: there True = masked).
+    (``nn.MultiheadAttention`` means the opposite: there True = masked). With float16 or
+    bfloat16 weights and inputs, the projections run in that dtype and the attention
+    (softmax and sums) in float32; outputs and weights come back in the input dtype.
 
     Args:
         embed_dim: E, the model width (d_model).
