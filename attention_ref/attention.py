@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._checks import check_dropout, check_mask, check_qkv
+from ._precision import upcast
 
 __all__ = ["attention_weights", "scaled_dot_product_attention"]
 
@@ -83,6 +84,7 @@ def attention_weights(
 
     Returns:
         ``(..., L, S)``: each row sums to 1, or is all zeros when every key is masked.
+        float16 and bfloat16 inputs are computed in float32 and returned in their dtype.
 
     Raises:
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
@@ -112,6 +114,8 @@ def attention_weights(
     L, S = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
+    dtype = query.dtype  # float16/bfloat16: softmax in float32, returned in the input dtype
+    query, key = upcast(query), upcast(key)
 
     scores = query @ key.transpose(-2, -1) * scale  # (..., L, S)
     # --8<-- [start:masking]
@@ -129,8 +133,9 @@ def attention_weights(
     row_max = row_max.masked_fill(row_max == float("-inf"), 0.0)
     exp = (scores - row_max).exp()  # masked entries: exp(-inf) = 0
     total = exp.sum(dim=-1, keepdim=True)  # (..., L, 1); 0 for a fully masked row
-    return exp / total.masked_fill(total == 0, 1.0)
+    weights = exp / total.masked_fill(total == 0, 1.0)
     # --8<-- [end:safe_softmax]
+    return weights.to(dtype)
 
 
 def scaled_dot_product_attention(
@@ -165,7 +170,8 @@ def scaled_dot_product_attention(
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
 
     Returns:
-        ``(..., L, Ev)``.
+        ``(..., L, Ev)``. float16 and bfloat16 inputs are computed in float32 (softmax and
+        sums, as PyTorch's kernels do) and returned in their dtype.
 
     Raises:
         ValueError: On mismatched shapes or masks, ``dropout_p`` outside [0, 1), or
@@ -189,9 +195,11 @@ def scaled_dot_product_attention(
     """
     check_qkv(query, key, value)
     check_dropout(dropout_p)
+    dtype = query.dtype  # float16/bfloat16: computed in float32, returned in the input dtype
+    query, key, value = upcast(query), upcast(key), upcast(value)
     weights = attention_weights(query, key, attn_mask, is_causal, scale, enable_gqa)  # (..., L, S)
     if enable_gqa:
         value = _expand_kv_heads(query, value, "value")  # (..., H, S, Ev)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
-    return weights @ value  # (..., L, Ev)
+    return (weights @ value).to(dtype)  # (..., L, Ev)

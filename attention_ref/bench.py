@@ -11,7 +11,12 @@ It measures, at n = 512 … 8192 with N = 1, H = 4, E = 64 and float32:
   ``VmHWM`` (reset by writing 5 to ``/proc/self/clear_refs``) minus the ``VmRSS`` before the
   call; on CUDA ``torch.cuda.max_memory_allocated`` minus the memory allocated before;
 * this machine's float32 GEMM throughput (GFLOP/s of a 2048 × 2048 matmul), the yardstick for
-  attention's 4·N·H·n²·E FLOPs ([`attention_flops`][attention_ref.attention_flops]).
+  attention's 4·N·H·n²·E FLOPs ([`attention_flops`][attention_ref.attention_flops]);
+* training: the forward pass with gradients on, then the backward pass of ``out.sum()``, for
+  the plain reference, ``chunked_attention`` and PyTorch's SDPA: time (measured as above) and
+  extra peak memory (a fresh process each, as above), in ``"train"``;
+* low precision: each function's largest error in float16 and bfloat16 against float64 math,
+  beside PyTorch's ([`attention_ref.accuracy`][attention_ref.accuracy]), in ``"low_precision"``.
 
 It writes ``docs/bench-results/<device>.json`` (small, committed) and PNG/SVG plots in
 ``bench-out/`` (not committed), prints a table, the log-log slopes of time against n, and
@@ -43,6 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .accuracy import low_precision_errors
 from .attention import scaled_dot_product_attention
 from .chunked import DEFAULT_BLOCK_SIZE, chunked_attention
 from .cost import attention_flops
@@ -52,7 +58,15 @@ from .local import sliding_window_attention
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["IMPLEMENTATIONS", "main", "plot_memory", "plot_time"]
+__all__ = [
+    "IMPLEMENTATIONS",
+    "TRAIN_IMPLEMENTATIONS",
+    "main",
+    "plot_memory",
+    "plot_time",
+    "plot_train_memory",
+    "plot_train_time",
+]
 
 BATCH, HEADS, HEAD_DIM = 1, 4, 64
 WINDOW = 256  # sliding-window attention: each query sees 2·256 - 1 keys
@@ -64,6 +78,9 @@ TARGETS = {  # at n = 8192, all from one run
     "chunked_fraction_of_gemm": (">=", 0.6),
     "chunked_over_sdpa_memory": ("<=", 3.0),
     "reference_over_chunked_memory": (">=", 20.0),
+    "chunked_over_sdpa_train_time": ("<=", 1.5),
+    "chunked_over_sdpa_train_memory": ("<=", 3.0),
+    "low_precision_worst_over_torch": ("<=", 1.5),
 }
 
 #: name -> (function of (query, key, value), its kind in the cost model)
@@ -74,6 +91,8 @@ IMPLEMENTATIONS: dict[str, tuple[Callable[[Tensor, Tensor, Tensor], Tensor], str
     "local": (lambda q, k, v: sliding_window_attention(q, k, v, window=WINDOW), "local"),
     "linear": (linear_attention, "linear"),
 }
+#: the implementations timed with gradients: forward, then backward of ``out.sum()``
+TRAIN_IMPLEMENTATIONS = ("reference", "chunked", "sdpa")
 
 _LABELS = {
     "en": {
@@ -87,6 +106,10 @@ _LABELS = {
         "memory": "extra peak memory (MiB)",
         "time_title": "Attention forward, N={batch}, H={heads}, E={head_dim}, {dtype}, {device}",
         "memory_title": "Extra peak memory, N={batch}, H={heads}, E={head_dim}, {dtype}, {device}",
+        "train_time_title": "Forward + backward, N={batch}, H={heads}, E={head_dim}, {dtype}, "
+        "{device}",
+        "train_memory_title": "Extra peak memory, forward + backward, N={batch}, H={heads}, "
+        "E={head_dim}, {dtype}, {device}",
         "slope": "slope",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
     },
@@ -101,6 +124,10 @@ _LABELS = {
         "memory": "额外峰值内存（MiB）",
         "time_title": "注意力前向耗时，N={batch}，H={heads}，E={head_dim}，{dtype}，{device}",
         "memory_title": "额外峰值内存，N={batch}，H={heads}，E={head_dim}，{dtype}，{device}",
+        "train_time_title": "前向 + 反向耗时，N={batch}，H={heads}，E={head_dim}，"
+        "{dtype}，{device}",
+        "train_memory_title": "前向 + 反向的额外峰值内存，N={batch}，H={heads}，E={head_dim}，"
+        "{dtype}，{device}",
         "slope": "斜率",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
     },
@@ -154,35 +181,44 @@ def _proc_status_kib(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def _measure_memory_here(name: str, n: int, device: str) -> dict[str, Any]:
-    """One call of one implementation in this (fresh) process: its extra peak, in bytes."""
+def _train_step(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *qkv: Tensor) -> Any:
+    """Forward with gradients on, then backward of ``out.sum()``: the gradients of q, k, v."""
+    leaves = [x.detach().requires_grad_() for x in qkv]
+    with torch.enable_grad():
+        return torch.autograd.grad(fn(*leaves).sum(), leaves)
+
+
+def _measure_memory_here(name: str, n: int, device: str, train: bool = False) -> dict[str, Any]:
+    """One call of one implementation in this (fresh) process: its extra peak, in bytes.
+    ``train``: the forward and backward pass (`_train_step`), the gradients included."""
     fn = IMPLEMENTATIONS[name][0]
+    call = functools.partial(_train_step, fn) if train else fn
     with torch.no_grad():
-        fn(*_inputs(64, device))  # warm-up: load kernels, start threads, at a tiny size
+        call(*_inputs(64, device))  # warm-up: load kernels, start threads, at a tiny size
         query, key, value = _inputs(n, device)
         gc.collect()
         if device == "cuda":
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
             before = torch.cuda.memory_allocated()
-            out = fn(query, key, value)
+            out = call(query, key, value)
             torch.cuda.synchronize()
             extra = torch.cuda.max_memory_allocated() - before
             method = "torch.cuda.max_memory_allocated - memory_allocated before"
         else:
             Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
             before = _proc_status_kib("VmRSS")
-            out = fn(query, key, value)
+            out = call(query, key, value)
             extra = (_proc_status_kib("VmHWM") - before) * 1024
             method = "VmHWM after - VmRSS before (after clear_refs 5)"
     del out
-    return {"name": name, "n": n, "bytes": extra, "method": method}
+    return {"name": name, "n": n, "train": train, "bytes": extra, "method": method}
 
 
-def measure_memory(name: str, n: int, device: str) -> int | None:
+def measure_memory(name: str, n: int, device: str, train: bool = False) -> int | None:
     """Run `_measure_memory_here` in a fresh Python process; None if it failed."""
     cmd = [sys.executable, "-m", "attention_ref.bench", "--device", device]
-    cmd += ["--measure-memory", name, str(n)]
+    cmd += ["--measure-memory", name, str(n)] + (["--train"] if train else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         print(f"  memory of {name} at n={n} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
@@ -190,11 +226,12 @@ def measure_memory(name: str, n: int, device: str) -> int | None:
     return json.loads(proc.stdout.strip().splitlines()[-1])["bytes"]
 
 
-def _fits(name: str, n: int, device: str) -> bool:
+def _fits(name: str, n: int, device: str, train: bool = False) -> bool:
     """The plain reference materializes (N, H, n, n) several times: skip it if it cannot fit."""
     if name != "reference":
         return True
-    need = 4 * BATCH * HEADS * n * n * 4  # a few float32 n × n matrices at once
+    # float32 n × n matrices alive at the peak: measured 3 forward, 6 forward + backward
+    need = (7 if train else 4) * BATCH * HEADS * n * n * 4
     if device == "cuda":
         return need < 0.8 * torch.cuda.get_device_properties(0).total_memory
     return need < 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
@@ -252,12 +289,66 @@ def _versions() -> dict[str, str]:
     }
 
 
+def _slopes(sizes: Sequence[int], results: dict[str, dict[str, list]]) -> dict[str, Any]:
+    """Log-log slopes of time and memory against n, from n = 1024 up where there are two."""
+    fit_from = [n for n in sizes if n >= 1024] if sum(n >= 1024 for n in sizes) >= 2 else sizes
+    select = [i for i, n in enumerate(sizes) if n in fit_from]
+    return {
+        "fit_sizes": list(fit_from),
+        "time": {
+            name: _sig(_fit_slope(fit_from, [r["time_s"][i] for i in select]), 3)
+            for name, r in results.items()
+        },
+        "memory": {
+            name: _sig(_fit_slope(fit_from, [r["peak_mib"][i] for i in select]), 3)
+            for name, r in results.items()
+        },
+    }
+
+
+def run_train(
+    device: str, sizes: Sequence[int], repeat: int, names: Sequence[str], memory: bool
+) -> dict[str, Any]:
+    """Forward + backward: time and extra peak memory of each implementation against n."""
+    results: dict[str, dict[str, list]] = {
+        name: {"n": [], "time_s": [], "time_median_s": [], "peak_mib": []} for name in names
+    }
+    for n in sizes:
+        query, key, value = _inputs(n, device)
+        fns = {
+            name: functools.partial(_train_step, IMPLEMENTATIONS[name][0], query, key, value)
+            for name in names
+            if _fits(name, n, device, train=True)
+        }
+        times: dict[str, list[float]] = {name: [] for name in fns}
+        calls = {name: _calls_per_round(_time_once(fn, device)) for name, fn in fns.items()}
+        for _ in range(repeat):  # round-robin, as for the forward pass
+            for name, fn in fns.items():
+                times[name].append(_time_once(fn, device, calls[name]))
+        del query, key, value
+        for name in names:
+            best = min(times[name]) if name in times else None
+            peak = measure_memory(name, n, device, train=True) if memory and name in fns else None
+            row = results[name]
+            row["n"].append(n)
+            row["time_s"].append(_sig(best))
+            row["time_median_s"].append(_sig(statistics.median(times[name])) if best else None)
+            row["peak_mib"].append(_sig(peak / 2**20, 3) if peak else None)
+        print(
+            f"train n={n}: " + ", ".join(f"{k} {min(v):.4g}s" for k, v in times.items()),
+            flush=True,
+        )
+    return {"results": results, "slopes": _slopes(sizes, results)}
+
+
 def run(
     device: str = "cpu",
     sizes: Sequence[int] = SIZES,
     repeat: int = 5,
     names: Sequence[str] = tuple(IMPLEMENTATIONS),
     memory: bool = True,
+    train: bool = True,
+    accuracy: bool = True,
 ) -> dict[str, Any]:
     """Measure everything and return the results as the JSON-ready dict that is saved."""
     machine = _machine(device)
@@ -306,7 +397,6 @@ def run(
             row["max_abs_diff_vs_sdpa"].append(_sig(diffs.get(name), 2))
         print(f"n={n}: " + ", ".join(f"{k} {min(v):.4g}s" for k, v in times.items()), flush=True)
     gemm.append(gemm_gflops(device))  # again at the end: keep the better of the two
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
 
     flops_ratio = {}
     for name in names:
@@ -314,20 +404,10 @@ def run(
         window = WINDOW if kind == "local" else None
         f = [attention_flops(n, d_k=HEAD_DIM, kind=kind, window=window) for n in sizes]
         flops_ratio[name] = _sig(_fit_slope(sizes, f), 3)
-    fit_from = [n for n in sizes if n >= 1024] if sum(n >= 1024 for n in sizes) >= 2 else sizes
-    select = [i for i, n in enumerate(sizes) if n in fit_from]
-    slopes = {
-        "fit_sizes": list(fit_from),
-        "time": {
-            name: _sig(_fit_slope(fit_from, [r["time_s"][i] for i in select]), 3)
-            for name, r in results.items()
-        },
-        "memory": {
-            name: _sig(_fit_slope(fit_from, [r["peak_mib"][i] for i in select]), 3)
-            for name, r in results.items()
-        },
-        "flops_formula": flops_ratio,
-    }
+    slopes = _slopes(sizes, results) | {"flops_formula": flops_ratio}
+    train_names = [name for name in TRAIN_IMPLEMENTATIONS if name in names]
+    train_results = run_train(device, sizes, repeat, train_names, memory) if train else None
+    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     out = {
         "device": device,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -351,6 +431,13 @@ def run(
         "results": results,
         "slopes": slopes,
     }
+    if train_results is not None:
+        out["train"] = train_results | {
+            "what": "forward with gradients on, then backward of out.sum(): the gradients of "
+            "query, key and value; time and memory measured as for the forward pass"
+        }
+    if accuracy:
+        out["low_precision"] = low_precision_errors()
     out["targets"] = targets(out)
     return out
 
@@ -370,6 +457,12 @@ def targets(results: dict[str, Any]) -> dict[str, Any]:
     def ratio(a: float | None, b: float | None) -> float | None:
         return _sig(a / b, 3) if a and b else None
 
+    def at_train(name: str, field: str) -> float | None:
+        row = results.get("train", {}).get("results", {}).get(name)
+        return row[field][row["n"].index(n)] if row and n in row["n"] else None
+
+    accuracy = results.get("low_precision", {}).get("max_abs_error", {})
+    worst = max((r["ratio"] for rows in accuracy.values() for r in rows.values()), default=None)
     values = {
         "chunked_over_sdpa_time": ratio(at("chunked", "time_s"), at("sdpa", "time_s")),
         "chunked_fraction_of_gemm": ratio(at("chunked", "gflops"), results["gemm_gflops"]),
@@ -377,6 +470,13 @@ def targets(results: dict[str, Any]) -> dict[str, Any]:
         "reference_over_chunked_memory": ratio(
             at("reference", "peak_mib"), at("chunked", "peak_mib")
         ),
+        "chunked_over_sdpa_train_time": ratio(
+            at_train("chunked", "time_s"), at_train("sdpa", "time_s")
+        ),
+        "chunked_over_sdpa_train_memory": ratio(
+            at_train("chunked", "peak_mib"), at_train("sdpa", "peak_mib")
+        ),
+        "low_precision_worst_over_torch": worst,
     }
     out: dict[str, Any] = {"n": n}
     for key, value in values.items():
@@ -416,6 +516,30 @@ def summary(results: dict[str, Any]) -> str:
             f"  {name:>10}: time {slopes['time'][name]}, memory {slopes['memory'][name]}, "
             f"FLOPs formula {slopes['flops_formula'][name]}"
         )
+    train = results.get("train")
+    if train:
+        names = list(train["results"])
+        lines.append("forward + backward:")
+        lines.append(f"{'n':>6} | " + " | ".join(f"{name:>14}" for name in names))
+        lines.append(f"{'':>6} | " + " | ".join(f"{'ms':>6} {'MiB':>7}" for _ in names))
+        for i, n in enumerate(results["config"]["sizes"]):
+            cells = []
+            for name in names:
+                t, p = (train["results"][name][f][i] for f in ("time_s", "peak_mib"))
+                cells.append(
+                    f"{t * 1e3 if t else float('nan'):6.1f} "
+                    f"{p if p is not None else float('nan'):7.1f}"
+                )
+            lines.append(f"{n:>6} | " + " | ".join(cells))
+    accuracy = results.get("low_precision")
+    if accuracy:
+        lines.append("low precision, max abs error vs float64 math (attention_ref / PyTorch):")
+        for dtype, rows in accuracy["max_abs_error"].items():
+            for name, row in rows.items():
+                lines.append(
+                    f"  {dtype:>8} {name:>28}: {row['ours']:.3g} / {row['torch']:.3g} "
+                    f"= {row['ratio']:.3g}"
+                )
     tg = results.get("targets") or {}
     if tg:
         lines.append(f"targets at n = {tg['n']}:")
@@ -456,18 +580,24 @@ def _cjk_font() -> str | None:
     return None
 
 
-def _plot(results: dict[str, Any], lang: str, field: str) -> Figure:
+def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -> Figure:
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullLocator
 
     if lang not in _LABELS:
         raise ValueError(f"lang: expected one of {tuple(_LABELS)}, got {lang!r}")
     labels, config = _LABELS[lang], results["config"]
+    if train and "train" not in results:
+        raise KeyError(
+            "train: these results have no forward + backward measurements; rerun the "
+            "benchmark (`nox -s bench`) with this version of attention_ref"
+        )
+    measured = results["train"] if train else results
     font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
     fig = Figure(figsize=(7.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
-    slopes = results["slopes"]["time" if field == "time_s" else "memory"]
-    for name, row in results["results"].items():
+    slopes = measured["slopes"]["time" if field == "time_s" else "memory"]
+    for name, row in measured["results"].items():
         points = [(n, y) for n, y in zip(row["n"], row[field], strict=True) if y]
         if not points:
             continue
@@ -480,9 +610,8 @@ def _plot(results: dict[str, Any], lang: str, field: str) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel(labels["n"], fontdict=font)
     ax.set_ylabel(labels["time" if field == "time_s" else "memory"], fontdict=font)
-    title = labels["time_title" if field == "time_s" else "memory_title"].format(
-        device=results["device"].upper(), **config
-    )
+    title = ("train_" if train else "") + ("time_title" if field == "time_s" else "memory_title")
+    title = labels[title].format(device=results["device"].upper(), **config)
     ax.set_title(title, fontdict=font, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     if ax.get_lines():
@@ -519,6 +648,24 @@ def plot_memory(results: dict[str, Any], lang: str = "en") -> Figure:
     return _plot(results, lang, "peak_mib")
 
 
+def plot_train_time(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Forward + backward time against n, log-log, from saved results (their ``"train"``).
+
+    Raises:
+        KeyError: If the results hold no forward + backward measurements.
+    """
+    return _plot(results, lang, "time_s", train=True)
+
+
+def plot_train_memory(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Forward + backward extra peak memory against n, log-log, from saved results.
+
+    Raises:
+        KeyError: If the results hold no forward + backward measurements.
+    """
+    return _plot(results, lang, "peak_mib", train=True)
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -544,17 +691,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--plots", type=Path, default=Path("bench-out"), help="directory for the PNG/SVG plots"
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the memory processes")
+    parser.add_argument("--no-train", action="store_true", help="skip forward + backward")
+    parser.add_argument(
+        "--no-accuracy", action="store_true", help="skip the low-precision accuracy table"
+    )
     parser.add_argument(
         "--only", default=",".join(IMPLEMENTATIONS), help="implementations, comma-separated"
     )
     parser.add_argument("--measure-memory", nargs=2, metavar=("NAME", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--train", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch.cuda.is_available() is False on this machine")
     if args.measure_memory:
         name, n = args.measure_memory
-        print(json.dumps(_measure_memory_here(name, int(n), args.device)))
+        print(json.dumps(_measure_memory_here(name, int(n), args.device, train=args.train)))
         return 0
     names = [name for name in args.only.split(",") if name]
     unknown = sorted(set(names) - set(IMPLEMENTATIONS))
@@ -563,7 +715,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     repeat = 2 if args.quick and args.repeat == 5 else args.repeat
 
-    results = run(args.device, sizes, repeat, names, memory=not args.no_memory)
+    results = run(
+        args.device,
+        sizes,
+        repeat,
+        names,
+        memory=not args.no_memory,
+        train=not args.no_train,
+        accuracy=not args.no_accuracy,
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"{args.device}.json"
     json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
@@ -571,7 +731,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote {json_path}")
     args.plots.mkdir(parents=True, exist_ok=True)
     for lang in _LABELS:
-        for what, plot in (("time", plot_time), ("memory", plot_memory)):
+        plots = [("time", plot_time), ("memory", plot_memory)]
+        if "train" in results:
+            plots += [("train-time", plot_train_time), ("train-memory", plot_train_memory)]
+        for what, plot in plots:
             fig = plot(results, lang)
             for ext in ("png", "svg"):
                 fig.savefig(args.plots / f"{args.device}-{what}.{lang}.{ext}", dpi=150)

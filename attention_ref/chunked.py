@@ -9,11 +9,19 @@ recurrence as FlashAttention, Dao et al. 2022).
 Memory: one (N·H, b_q, b_k) block of scores plus the running state and the output, instead of
 (N, H, L, S). Time: the same matmul FLOPs as the plain form, 4·N·H·L·S·E for E = Ev.
 
+Gradients (FlashAttention-2, Dao 2023): a ``torch.autograd.Function`` saves Q, K, V, the output
+O and each query row's log-sum-exp, never the weights. Backward visits the same blocks,
+recomputes each block's weights P from the log-sum-exp and accumulates
+``dV += Pᵀ dO``, ``dS = P ∘ (dO Vᵀ - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += dS K``,
+``dK += dSᵀ Q`` (times the scale): 5 block products instead of the forward's 2, and memory
+linear in L and S.
+
 Speed, without leaving PyTorch: the scores are kept in base 2 (``scale · log2 e`` folded into
 the matmul, then ``exp2``, which is several times cheaper than ``exp`` on CPUs, as in
 FlashAttention); ``baddbmm`` computes ``scale · Q K^T`` (plus a float mask) and
-``acc · alpha + P V`` in single BLAS calls; and without autograd every block is updated in
-place (``sub_``, ``exp2_``, ``mul_``), so no new block-sized tensor is made per step.
+``acc · alpha + P V`` in single BLAS calls; and autograd never sees the loop, so every block is
+updated in place (``sub_``, ``exp2_``, ``mul_``) in one reused buffer: no new block-sized
+tensor is made per step, in the forward or the backward pass.
 
 Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention``):
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
@@ -30,11 +38,14 @@ Masks follow PyTorch SDPA: a **boolean** mask is True where a query **may attend
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
 from ._checks import check_mask, check_qkv
+from ._precision import upcast
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
@@ -94,51 +105,173 @@ def _causal_block(rows: slice, cols: slice, device: torch.device) -> Tensor | No
     return j <= i  # (b_q, b_k)
 
 
-def _block_scores(
-    bias: Tensor, q_tile: Tensor, k_t: Tensor, beta: float, alpha: float, buffer: Tensor | None
+class _Tiling(NamedTuple):
+    """How the blocks are laid out: what the forward and the backward loop share."""
+
+    batch: torch.Size  # the batch dimensions, flattened into B
+    is_causal: bool
+    scale: float
+    b_q: int  # queries per tile
+    b_k: int  # keys per block
+
+
+def _tiles(L: int, S: int, tiling: _Tiling) -> Iterator[tuple[slice, list[slice]]]:
+    """Each tile of query rows with its blocks of key columns. Causal: the blocks entirely
+    above the diagonal are skipped (all their keys are hidden)."""
+    for i in range(0, L, tiling.b_q):
+        rows = slice(i, min(i + tiling.b_q, L))
+        last_key = min(S, rows.stop) if tiling.is_causal else S
+        yield rows, [slice(j, min(j + tiling.b_k, S)) for j in range(0, last_key, tiling.b_k)]
+
+
+def _scores(
+    q: Tensor,
+    k_t: Tensor,
+    attn_mask: Tensor | None,
+    rows: slice,
+    cols: slice,
+    tiling: _Tiling,
+    buffer: Tensor,
+    lse: Tensor | None = None,
 ) -> Tensor:
-    """beta · bias + alpha · q_tile @ k_t (B, b_q, b_k) in one BLAS call, into ``buffer``'s
-    memory when there is one (the same memory for every block: no allocation per step)."""
-    if buffer is None:
-        return torch.baddbmm(bias, q_tile, k_t, beta=beta, alpha=alpha)
-    shape = (q_tile.size(0), q_tile.size(1), k_t.size(2))
+    """One block of masked scores in base 2, ``(bias + scale · q kᵀ) · log2 e`` (B, b_q, b_k),
+    minus each row's log-sum-exp ``lse`` (B, L, 1) when it is given: then 2^scores = P.
+
+    One BLAS call (``baddbmm``, no scaled copy of q) writes it into ``buffer``'s memory, the
+    same for every block: no block-sized tensor is allocated per step.
+    """
+    q_tile, k_block = q[:, rows], k_t[:, :, cols]  # (B, b_q, E), (B, E, b_k)
+    float_mask = attn_mask is not None and attn_mask.is_floating_point()
+    if float_mask:
+        bias, beta = _mask_block(attn_mask, tiling.batch, rows, cols), _LOG2_E
+    elif lse is not None:
+        bias, beta = lse[:, rows], -1.0  # (B, b_q, 1), broadcast over the keys
+    else:
+        bias, beta = buffer.new_zeros(()), 0.0  # no float mask: baddbmm ignores it (beta=0)
+    shape = (q.size(0), q_tile.size(1), k_block.size(2))
     out = buffer[: math.prod(shape)].view(shape)  # the last blocks may be smaller
-    return torch.baddbmm(bias, q_tile, k_t, beta=beta, alpha=alpha, out=out)
-
-
-def _online_softmax_step(
-    state: tuple[Tensor, Tensor, Tensor], scores: Tensor, value: Tensor
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Fold one block of scores (B, b_q, b_k) and values (B, b_k, Ev) into (m, l, acc)."""
-    m, l, acc = state  # running max (B, b_q, 1), running sum (B, b_q, 1), output (B, b_q, Ev)
-    # Scores are in base 2: 2^(s - m) here is e^(s·ln 2 - m·ln 2) of the math, same algebra.
-    # The max only keeps exp2() in range; it cancels in acc / l, so no gradient flows through it.
-    m_new = torch.maximum(m, scores.detach().amax(dim=-1, keepdim=True))  # (B, b_q, 1)
-    shift = m_new.masked_fill(m_new == _NEG_INF, 0.0)  # no key seen yet: 2^(-inf - 0) = 0
-    p = torch.exp2(scores - shift)  # (B, b_q, b_k): this block's unnormalized weights
-    alpha = torch.exp2(m - shift)  # (B, b_q, 1): rescales the blocks already summed
-    l = alpha * l + p.sum(dim=-1, keepdim=True)  # (B, b_q, 1)
-    acc = alpha * acc + p @ value  # (B, b_q, Ev)
-    return m_new, l, acc
+    alpha = tiling.scale * _LOG2_E
+    scores = torch.baddbmm(bias, q_tile, k_block, beta=beta, alpha=alpha, out=out)
+    if float_mask and lse is not None:
+        scores.sub_(lse[:, rows])
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        keep = _mask_block(attn_mask, tiling.batch, rows, cols)  # (B or 1, b_q, b_k)
+    else:
+        keep = _causal_block(rows, cols, q.device) if tiling.is_causal else None
+    if keep is not None:
+        scores.masked_fill_(keep.logical_not(), _NEG_INF)
+    return scores
 
 
 def _online_softmax_step_(
     state: tuple[Tensor, Tensor, Tensor], scores: Tensor, value: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """The same step, in place: ``scores`` becomes ``p`` and ``l``, ``acc`` are updated.
+    """Fold one block of scores (B, b_q, b_k) and values (B, b_k, Ev) into (m, l, acc).
 
-    Autograd cannot differentiate through this (it overwrites what backward needs), so it
-    runs only when no gradient is wanted. It allocates no new (B, b_q, b_k) tensor and does
-    ``acc = alpha * acc + p @ value`` in one BLAS call.
+    In place: ``scores`` becomes the block's weights ``p``, and ``l``, ``acc`` are updated;
+    no new (B, b_q, b_k) tensor is made and ``acc = alpha · acc + p @ value`` is one BLAS
+    call. Autograd never sees this step: the backward pass recomputes what it needs.
     """
-    m, l, acc = state
+    m, l, acc = state  # running max (B, b_q, 1), running sum (B, b_q, 1), output (B, b_q, Ev)
+    # Scores are in base 2: 2^(s - m) here is e^(s·ln 2 - m·ln 2) of the math, same algebra.
     m_new = torch.maximum(m, scores.amax(dim=-1, keepdim=True))  # (B, b_q, 1)
-    shift = m_new.masked_fill(m_new == _NEG_INF, 0.0)
-    p = scores.sub_(shift).exp2_()  # (B, b_q, b_k), in the scores' memory
-    alpha = m.sub_(shift).exp2_()  # (B, b_q, 1); m is not needed any more
-    l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))
-    acc.mul_(alpha).baddbmm_(p, value)  # (B, b_q, Ev)
+    shift = m_new.masked_fill(m_new == _NEG_INF, 0.0)  # no key seen yet: 2^(-inf - 0) = 0
+    p = scores.sub_(shift).exp2_()  # (B, b_q, b_k): this block's unnormalized weights
+    alpha = m.sub_(shift).exp2_()  # (B, b_q, 1): rescales the blocks already summed
+    l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))  # l = alpha · l + Σ p
+    acc.mul_(alpha).baddbmm_(p, value)  # acc = alpha · acc + p @ value: (B, b_q, Ev)
     return m_new, l, acc
+
+
+def _forward(
+    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, tiling: _Tiling
+) -> tuple[Tensor, Tensor]:
+    """The output (B, L, Ev) and each query row's log-sum-exp of its scores, base 2 (B, L, 1)."""
+    (B, L, _), S, Ev = q.shape, k.size(1), v.size(2)
+    k_t = k.transpose(1, 2)  # (B, E, S)
+    out, lse = q.new_empty(B, L, Ev), q.new_empty(B, L, 1)
+    buffer = q.new_empty(B * min(tiling.b_q, L) * min(tiling.b_k, S))
+    for rows, blocks in _tiles(L, S, tiling):
+        b_q = rows.stop - rows.start
+        state = (
+            q.new_full((B, b_q, 1), _NEG_INF),  # m: running row max
+            q.new_zeros(B, b_q, 1),  # l: running row sum of 2^(scores - m)
+            q.new_zeros(B, b_q, Ev),  # acc: running sum of 2^(scores - m) @ V
+        )
+        for cols in blocks:
+            scores = _scores(q, k_t, attn_mask, rows, cols, tiling, buffer)  # (B, b_q, b_k)
+            state = _online_softmax_step_(state, scores, v[:, cols])
+        m, l, acc = state
+        empty = l == 0  # a query whose keys are all masked: output 0, never NaN
+        out[:, rows] = acc / l.masked_fill(empty, 1.0)
+        lse[:, rows] = (m + l.log2()).masked_fill(empty, 0.0)  # log2 Σ_j 2^(scores_j)
+    return out, lse
+
+
+def _backward(
+    grad_out: Tensor, saved: tuple[Tensor, ...], tiling: _Tiling, mask_grad: bool
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """FlashAttention-2's backward: each block's weights are recomputed from the log-sum-exp.
+
+    Per block: ``P = 2^(scores - lse)``, ``dV += Pᵀ dO``, ``dP = dO Vᵀ``,
+    ``dS = P ∘ (dP - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += scale · dS K`` and
+    ``dK += scale · dSᵀ Q``. Two blocks are alive at a time, never the L×S matrix (unless a
+    float mask wants a gradient: that gradient is as large as the mask).
+    """
+    q, k, v, attn_mask, out, lse = saved
+    (B, L, _), S = q.shape, k.size(1)
+    d_out = grad_out.contiguous()  # (B, L, Ev); the gradient of a sum() is an expanded view
+    # --8<-- [start:delta]
+    delta = (d_out * out).sum(dim=-1, keepdim=True)  # D = rowsum(dO ∘ O): (B, L, 1)
+    # --8<-- [end:delta]
+    dq, dk, dv = torch.empty_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    d_mask = q.new_zeros(B, L, S) if mask_grad else None
+    k_t, v_t = k.transpose(1, 2), v.transpose(1, 2)  # (B, E, S), (B, Ev, S)
+    size = B * min(tiling.b_q, L) * min(tiling.b_k, S)
+    p_buffer, dp_buffer = q.new_empty(size), q.new_empty(size)
+    for rows, blocks in _tiles(L, S, tiling):
+        q_tile, do = q[:, rows], d_out[:, rows]  # (B, b_q, E), (B, b_q, Ev)
+        dq_tile = torch.zeros_like(q_tile)  # this tile's dQ, summed over the key blocks
+        for cols in blocks:
+            # --8<-- [start:block]
+            scores = _scores(q, k_t, attn_mask, rows, cols, tiling, p_buffer, lse)  # s - lse
+            p = scores.exp2_()  # P, recomputed: 2^(s - lse), the softmax (B, b_q, b_k)
+            dv[:, cols] += torch.bmm(p.transpose(1, 2), do)  # dV += Pᵀ dO
+            dp = dp_buffer[: p.numel()].view(p.shape)
+            torch.baddbmm(delta[:, rows], do, v_t[:, :, cols], beta=-1.0, out=dp)  # dO Vᵀ - D
+            ds = dp.mul_(p)  # dS = P ∘ (dP - D)
+            dq_tile.baddbmm_(ds, k[:, cols], alpha=tiling.scale)  # dQ += scale · dS K
+            dk[:, cols] += torch.bmm(ds.transpose(1, 2), q_tile).mul_(tiling.scale)  # dK
+            # --8<-- [end:block]
+            if d_mask is not None:
+                d_mask[:, rows, cols] = ds  # a float mask is added to the scores: dM = dS
+        dq[:, rows] = dq_tile
+    if d_mask is not None:
+        d_mask = d_mask.reshape(*tiling.batch, L, S).sum_to_size(attn_mask.shape)
+    return dq, dk, dv, d_mask
+
+
+class _FlashAttention(torch.autograd.Function):
+    """Autograd for the blocked loop. It saves Q, K, V, O and each row's log-sum-exp, O(L + S)
+    memory, instead of every block's weights, O(L·S); the backward recomputes the weights."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, attn_mask, tiling):
+        out, lse = _forward(q, k, v, attn_mask, tiling)
+        ctx.save_for_backward(q, k, v, attn_mask, out, lse)
+        ctx.tiling = tiling
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        if torch.is_grad_enabled():  # backward(create_graph=True): a second derivative
+            raise RuntimeError(
+                "chunked_attention: a second derivative (create_graph=True) is not supported; "
+                "use scaled_dot_product_attention for higher-order gradients"
+            )
+        mask_grad = ctx.needs_input_grad[3]
+        dq, dk, dv, d_mask = _backward(grad_out, ctx.saved_tensors, ctx.tiling, mask_grad)
+        return dq, dk, dv, d_mask, None
 
 
 def chunked_attention(
@@ -158,10 +291,11 @@ def chunked_attention(
     Gives the same values and gradients as
     [`scaled_dot_product_attention`][attention_ref.scaled_dot_product_attention] and
     ``torch.nn.functional.scaled_dot_product_attention``, up to rounding. The forward
-    pass holds one block of scores at a time. When no input requires a gradient (or under
-    ``torch.no_grad()``) it updates its buffers in place; otherwise it uses out-of-place ops
-    that autograd differentiates, and autograd then keeps every block for the backward
-    pass, O(L·S) memory, as the plain form does.
+    pass holds one block of scores at a time and keeps, for the backward pass, only the
+    inputs, the output and each query's log-sum-exp: memory grows as L + S, not L·S. The
+    backward pass recomputes each block's weights (FlashAttention-2's backward). A second
+    derivative is not supported. float16 and bfloat16 inputs are computed in float32 and the
+    result is returned in the input dtype, as PyTorch's kernels do.
 
     Args:
         query: ``(..., L, E)``.
@@ -182,6 +316,8 @@ def chunked_attention(
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
             with ``attn_mask``, or a block size below 1.
         TypeError: On non-floating inputs, mixed dtypes, an integer mask or a non-int block size.
+        RuntimeError: In the backward pass, if a second derivative is asked for
+            (``create_graph=True``).
 
     Examples:
         >>> import torch
@@ -208,47 +344,15 @@ def chunked_attention(
         check_mask(attn_mask, torch.Size((*batch, L, S)))
     if scale is None:
         scale = 1.0 / math.sqrt(E)
-    scale2 = scale * _LOG2_E  # base-2 scores: exp2 is several times cheaper than exp on CPUs
+    tiling = _Tiling(batch, is_causal, scale, b_q, b_k)
 
+    dtype = query.dtype  # float16/bfloat16: computed in float32, returned in the input dtype
+    query, key, value = upcast(query), upcast(key), upcast(value)
+    if attn_mask is not None and attn_mask.is_floating_point():
+        attn_mask = attn_mask.to(query.dtype)  # added to the scores by the same BLAS call
     # Flatten the batch dimensions into one, B = N·H, so each block is one batched matmul.
     q = query.expand(*batch, L, E).reshape(-1, L, E)  # (B, L, E), a view if nothing broadcasts
-    k_t = key.expand(*batch, S, E).reshape(-1, S, E).transpose(1, 2)  # (B, E, S)
+    k = key.expand(*batch, S, E).reshape(-1, S, E)  # (B, S, E)
     v = value.expand(*batch, S, Ev).reshape(-1, S, Ev)  # (B, S, Ev)
-    B = q.size(0)
-    out = q.new_empty(B, L, Ev)
-
-    # No gradient wanted: every block's scores are written into one reused buffer and the step
-    # overwrites them in place. Autograd needs each block kept, so it gets new tensors instead.
-    wants_grad = any(t is not None and t.requires_grad for t in (query, key, value, attn_mask))
-    in_place = not (torch.is_grad_enabled() and wants_grad)
-    step = _online_softmax_step_ if in_place else _online_softmax_step
-    buffer = q.new_empty(B * min(b_q, L) * min(b_k, S)) if in_place else None
-    no_bias = q.new_zeros(())  # baddbmm's input when there is no float mask (ignored: beta=0)
-
-    for i in range(0, L, b_q):
-        rows = slice(i, min(i + b_q, L))
-        q_tile = q[:, rows]  # (B, b_q, E)
-        state = (
-            q.new_full((B, q_tile.size(1), 1), _NEG_INF),  # m: running row max
-            q.new_zeros(B, q_tile.size(1), 1),  # l: running row sum of 2^(scores - m)
-            q.new_zeros(B, q_tile.size(1), Ev),  # acc: running sum of 2^(scores - m) @ V
-        )
-        last_key = min(S, rows.stop) if is_causal else S  # causal: later blocks are all hidden
-        for j in range(0, last_key, b_k):
-            cols = slice(j, min(j + b_k, S))
-            # scores = (bias + scale * q k^T) * log2(e) in one BLAS call, no scaled copy of q.
-            if attn_mask is not None and attn_mask.is_floating_point():
-                bias, beta = _mask_block(attn_mask, batch, rows, cols), _LOG2_E
-            else:
-                bias, beta = no_bias, 0.0
-            scores = _block_scores(bias, q_tile, k_t[:, :, cols], beta, scale2, buffer)
-            if attn_mask is not None and attn_mask.dtype == torch.bool:
-                keep = _mask_block(attn_mask, batch, rows, cols)  # (B or 1, b_q, b_k)
-            else:
-                keep = _causal_block(rows, cols, q.device) if is_causal else None
-            if keep is not None:  # in place is fine for autograd: baddbmm does not need it
-                scores.masked_fill_(keep.logical_not(), _NEG_INF)
-            state = step(state, scores, v[:, cols])  # (B, b_q, b_k) block folded into the state
-        _, l, acc = state
-        out[:, rows] = acc / l.masked_fill(l == 0, 1.0)  # a row with every key masked: 0 / 1
-    return out.reshape(*batch, L, Ev)
+    out = _FlashAttention.apply(q, k, v, attn_mask, tiling)  # (B, L, Ev)
+    return out.reshape(*batch, L, Ev).to(dtype)

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._checks import check_positive_int, check_qkv
+from ._precision import upcast
 from .chunked import _batch_shape
 
 __all__ = ["elu_feature_map", "linear_attention", "linear_attention_weights"]
@@ -78,12 +79,13 @@ def linear_attention_weights(
                 [0.1978, 0.4011, 0.4011]])
     """
     check_qkv(query, key)
+    dtype, query, key = query.dtype, upcast(query), upcast(key)  # float16/bfloat16: float32
     similarity = elu_feature_map(query) @ elu_feature_map(key).transpose(-2, -1)  # (..., L, S)
     if is_causal:
         L, S = similarity.shape[-2:]
         keep = torch.ones(L, S, dtype=torch.bool, device=similarity.device).tril()
         similarity = similarity.masked_fill(~keep, 0.0)
-    return similarity / (similarity.sum(dim=-1, keepdim=True) + eps)
+    return (similarity / (similarity.sum(dim=-1, keepdim=True) + eps)).to(dtype)
 
 
 def linear_attention(
@@ -116,7 +118,8 @@ def linear_attention(
         chunk_size: Queries per chunk when causal; any size gives the same result.
 
     Returns:
-        ``(..., L, Ev)``.
+        ``(..., L, Ev)``; float16 and bfloat16 inputs are computed in float32 and returned in
+        their dtype.
 
     Raises:
         ValueError: On mismatched shapes or a chunk size below 1.
@@ -138,12 +141,14 @@ def linear_attention(
     check_qkv(query, key, value)
     chunk_size = check_positive_int("chunk_size", chunk_size)
     batch = _batch_shape(query, key, value)
+    dtype = query.dtype  # float16/bfloat16: sums in float32, returned in the input dtype
+    query, key, value = upcast(query), upcast(key), upcast(value)
     phi_q, phi_k = elu_feature_map(query), elu_feature_map(key)  # (..., L, E), (..., S, E)
     if not is_causal:
         kv = phi_k.transpose(-2, -1) @ value  # (..., E, Ev): Σ_j φ(k_j) v_j^T
         z = phi_k.sum(dim=-2, keepdim=True)  # (..., 1, E): Σ_j φ(k_j)
         normalizer = (phi_q * z).sum(dim=-1, keepdim=True)  # (..., L, 1)
-        return (phi_q @ kv) / (normalizer + eps)  # (..., L, Ev)
+        return ((phi_q @ kv) / (normalizer + eps)).to(dtype)  # (..., L, Ev)
 
     L, S, E, Ev = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
     kv = phi_q.new_zeros(*batch, E, Ev)  # summary of the keys before the chunk
@@ -162,5 +167,6 @@ def linear_attention(
         kv = kv + k_c.transpose(-2, -1) @ v_c  # (..., E, Ev): now includes this chunk
         z = z + k_c.sum(dim=-2, keepdim=True)
     if not chunks:
-        return phi_q.new_zeros(*batch, 0, Ev)
-    return torch.cat([c.expand(*batch, *c.shape[-2:]) for c in chunks], dim=-2)  # (..., L, Ev)
+        return phi_q.new_zeros(*batch, 0, Ev, dtype=dtype)
+    out = torch.cat([c.expand(*batch, *c.shape[-2:]) for c in chunks], dim=-2)  # (..., L, Ev)
+    return out.to(dtype)

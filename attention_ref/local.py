@@ -63,6 +63,9 @@ def sliding_window_attention(
 
     Returns:
         ``(..., L, Ev)``; zeros for a query with no key in its window (only when L > S).
+        float16 and bfloat16 inputs are computed in float32 (by
+        [`scaled_dot_product_attention`][attention_ref.scaled_dot_product_attention]) and
+        returned in their dtype.
 
     Raises:
         ValueError: On mismatched shapes or a window or block size below 1.

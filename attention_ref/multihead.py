@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import check_dropout, check_tensor
+from ._precision import upcast
 from .attention import attention_weights, scaled_dot_product_attention
 from .positions import apply_rope
 
@@ -43,7 +44,9 @@ class MultiHeadAttention(nn.Module):
     The per-head matrices $W_i^Q$ are stored side by side in one ``q_proj`` of width
     ``embed_dim``; splitting its output into ``num_heads`` slices gives each head its own
     projection. Masks use PyTorch SDPA's convention: boolean True = **may attend**
-    (``nn.MultiheadAttention`` means the opposite: there True = masked).
+    (``nn.MultiheadAttention`` means the opposite: there True = masked). With float16 or
+    bfloat16 weights and inputs, the projections run in that dtype and the attention
+    (softmax and sums) in float32; outputs and weights come back in the input dtype.
 
     Args:
         embed_dim: E, the model width (d_model).
@@ -187,6 +190,8 @@ class MultiHeadAttention(nn.Module):
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
         v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
         q, k = self._rope(q, k, positions, self_attention)  # rotary positions, if rope_base
+        dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
+        q, k, v = upcast(q), upcast(k), upcast(v)
         gqa = self.num_kv_heads != self.num_heads
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
@@ -195,12 +200,13 @@ class MultiHeadAttention(nn.Module):
                 weights = F.dropout(weights, p=dropout_p)
             v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
             heads = weights @ v  # (N, H, L, D)
+            weights = weights.to(dtype)
         else:
             weights = None
             heads = scaled_dot_product_attention(
                 q, k, v, attn_mask, dropout_p, is_causal, enable_gqa=gqa
             )  # (N, H, L, D)
-        return self.out_proj(_merge_heads(heads)), weights  # (N, L, E)
+        return self.out_proj(_merge_heads(heads).to(dtype)), weights  # (N, L, E)
 
     def _rope(
         self, q: Tensor, k: Tensor, positions: Tensor | None, self_attention: bool

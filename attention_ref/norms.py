@@ -17,6 +17,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from ._precision import upcast
+
 __all__ = ["LayerNorm", "RMSNorm"]
 
 
@@ -45,7 +47,8 @@ class LayerNorm(nn.Module):
     $$y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta$$
 
     The variance is the *biased* one (divide by n, ``unbiased=False``), as in PyTorch; the
-    default ``eps`` is PyTorch's 1e-5.
+    default ``eps`` is PyTorch's 1e-5. float16 and bfloat16 inputs are normalized in float32
+    and returned in their dtype, as PyTorch does.
 
     Args:
         normalized_shape: The trailing dimensions to normalize, e.g. ``E`` or ``(E,)``.
@@ -93,6 +96,7 @@ class LayerNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """Normalize ``x`` of shape ``(..., *normalized_shape)``; returns the same shape."""
         dims = _check_input("x", x, self.normalized_shape)
+        dtype, x = x.dtype, upcast(x)  # float16/bfloat16: statistics in float32
         mean = x.mean(dim=dims, keepdim=True)  # (..., 1)
         var = x.var(dim=dims, unbiased=False, keepdim=True)  # biased: divide by n
         y = (x - mean) / torch.sqrt(var + self.eps)
@@ -100,7 +104,7 @@ class LayerNorm(nn.Module):
             y = y * self.weight
         if self.bias is not None:
             y = y + self.bias
-        return y
+        return y.to(dtype)
 
     def extra_repr(self) -> str:
         return (
@@ -114,12 +118,13 @@ class RMSNorm(nn.Module):
     $$y = \frac{x}{\sqrt{\frac{1}{n}\sum_i x_i^2 + \epsilon}} \cdot \gamma$$
 
     No mean is subtracted and there is no bias: cheaper than LayerNorm, and used by LLaMA,
-    Mistral and most recent decoders.
+    Mistral and most recent decoders. float16 and bfloat16 inputs are normalized in float32
+    and returned in their dtype.
 
     Args:
         normalized_shape: The trailing dimensions to normalize.
-        eps: Added inside the square root; ``None`` means ``torch.finfo(x.dtype).eps``, as
-            in PyTorch.
+        eps: Added inside the square root; ``None`` means ``torch.finfo(x.dtype).eps`` of
+            the dtype it is computed in (float32 for float16 and bfloat16), as in PyTorch.
         elementwise_affine: Learn a per-feature scale ``weight`` (starts at 1).
 
     Raises:
@@ -154,10 +159,11 @@ class RMSNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """Normalize ``x`` of shape ``(..., *normalized_shape)``; returns the same shape."""
         dims = _check_input("x", x, self.normalized_shape)
+        dtype, x = x.dtype, upcast(x)  # float16/bfloat16: statistics in float32
         eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         rms = torch.sqrt(x.pow(2).mean(dim=dims, keepdim=True) + eps)  # (..., 1)
         y = x / rms
-        return y * self.weight if self.weight is not None else y
+        return (y * self.weight if self.weight is not None else y).to(dtype)
 
     def extra_repr(self) -> str:
         return (

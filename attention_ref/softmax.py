@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from torch import Tensor
 
+from ._precision import upcast
+
 __all__ = ["softmax"]
 
 
@@ -27,7 +29,8 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
         dim: The dimension that sums to one.
 
     Returns:
-        A tensor of the same shape and dtype as ``x``, non-negative, summing to 1 along ``dim``.
+        A tensor of the same shape and dtype as ``x``, non-negative, summing to 1 along ``dim``
+        (computed in float32 for float16 and bfloat16, as ``torch.softmax`` does).
 
     Raises:
         TypeError: If ``x`` is not a floating-point tensor.
@@ -43,6 +46,7 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
     if not isinstance(x, Tensor) or not x.is_floating_point():
         got = x.dtype if isinstance(x, Tensor) else type(x).__name__
         raise TypeError(f"x: expected a floating-point tensor, got {got}")
+    dtype, x = x.dtype, upcast(x)  # float16/bfloat16: computed in float32
     shifted = x - x.amax(dim=dim, keepdim=True).detach()  # largest entry becomes 0
     exp = shifted.exp()
-    return exp / exp.sum(dim=dim, keepdim=True)
+    return (exp / exp.sum(dim=dim, keepdim=True)).to(dtype)

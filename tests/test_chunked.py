@@ -114,13 +114,59 @@ def test_never_allocates_the_attention_matrix():
     for mask in masks:
         for requires_grad in (False, True):
             with AllocationRecorder() as rec:
-                chunked_attention(
-                    q.clone().requires_grad_(requires_grad), k, v, mask, block_size=(8, 16)
-                )
+                query = q.clone().requires_grad_(requires_grad)
+                out = chunked_attention(query, k, v, mask, block_size=(8, 16))
+                if requires_grad:  # the backward pass too
+                    out.sum().backward()
             # One (N·H, 8, 16) block is 2 KiB, the output 4 KiB, one L×S matrix 64 KiB.
             assert rec.largest_bytes <= max(
                 N * H * L * E * 4, 0 if mask is None else mask.untyped_storage().nbytes()
             )
+
+
+def _saved_bytes(fn, n: int) -> int:
+    """Bytes of the tensors autograd keeps for the backward pass of ``fn`` at length n."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, n, 8, generator=gen, requires_grad=True) for _ in range(3))
+    storages = {}
+
+    def pack(t):
+        storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(q, k, v)
+    return sum(storages.values())
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_backward_memory_grows_linearly_in_n(is_causal):
+    def chunked(q, k, v):
+        return chunked_attention(q, k, v, is_causal=is_causal, block_size=32)
+
+    def reference(q, k, v):
+        return scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+
+    small, large = 128, 512  # 4 times longer
+    assert _saved_bytes(chunked, large) == 4 * _saved_bytes(chunked, small)  # Q, K, V, O, lse
+    assert _saved_bytes(reference, large) > 12 * _saved_bytes(reference, small)  # n²: weights
+
+
+def test_a_second_derivative_is_refused_clearly():
+    q, k, v = (torch.randn(1, 4, 3, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    out = chunked_attention(q, k, v)
+    with pytest.raises(RuntimeError, match=r"chunked_attention: a second derivative"):
+        torch.autograd.grad(out.sum(), q, create_graph=True)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (3, 1, 7), (1, 7), (5, 1)])
+def test_gradient_of_a_broadcast_float_mask(shape):
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, n, 4, dtype=torch.float64, generator=gen) for n in (5, 7, 7))
+    bias = torch.randn(shape, dtype=torch.float64, generator=gen)
+    ours = grads(lambda b: chunked_attention(q, k, v, attn_mask=b, block_size=(2, 3)), [bias])
+    theirs = grads(lambda b: F.scaled_dot_product_attention(q, k, v, attn_mask=b), [bias])
+    assert_close_scaled(ours[0], theirs[0], what="grad of attn_mask")
 
 
 def test_causal_skips_the_key_blocks_above_the_diagonal():

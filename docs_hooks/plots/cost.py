@@ -41,6 +41,20 @@ def fig_cost_memory(lang: str) -> Figure:
     return plot_memory(_results("cpu"), lang)
 
 
+def fig_cost_train_time(lang: str) -> Figure:
+    """Forward + backward time against n, measured on CPU (the JSON's "train" part)."""
+    from attention_ref.bench import plot_train_time
+
+    return plot_train_time(_results("cpu"), lang)
+
+
+def fig_cost_train_memory(lang: str) -> Figure:
+    """Forward + backward extra peak memory against n, measured on CPU."""
+    from attention_ref.bench import plot_train_memory
+
+    return plot_train_memory(_results("cpu"), lang)
+
+
 if (RESULTS / "cuda.json").is_file():  # only where a GPU run was committed
 
     def fig_cost_time_cuda(lang: str) -> Figure:

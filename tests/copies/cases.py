@@ -8,6 +8,8 @@ are installed. Modules are given the same weights on both sides through ``torch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -61,12 +63,38 @@ def _state(ns):
     return (m, l, acc), scores, value
 
 
-def case__online_softmax_step(ns):
-    return ns["_online_softmax_step"](*_state(ns))
-
-
 def case__online_softmax_step_(ns):
     return ns["_online_softmax_step_"](*_state(ns))
+
+
+def _blocked(ns, is_causal: bool):
+    q, k, v = _qkv(2, 7, 4, s=9)
+    mask = None if is_causal else torch.rand(7, 9, generator=torch.Generator().manual_seed(2)) > 0.3
+    return q, k, v, mask, ns["_Tiling"](torch.Size([2]), is_causal, 0.5, 3, 4)
+
+
+def case__forward(ns):
+    return [ns["_forward"](*_blocked(ns, c)) for c in (False, True)]
+
+
+def case__backward(ns):
+    results = []
+    for is_causal in (False, True):
+        q, k, v, mask, tiling = _blocked(ns, is_causal)
+        keep = torch.ones(7, 9, dtype=torch.bool).tril() if is_causal else mask
+        scores = (q @ k.transpose(1, 2) * 0.5).masked_fill(~keep, float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ v
+        lse = torch.logsumexp(scores, dim=-1, keepdim=True) / math.log(2)  # base 2
+        grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(3), dtype=out.dtype)
+        results.append(ns["_backward"](grad, (q, k, v, mask, out, lse), tiling, False))
+    return results
+
+
+def case__FlashAttention(ns):
+    q, k, v, mask, tiling = _blocked(ns, False)
+    q, k, v = (x.requires_grad_() for x in (q, k, v))
+    out = ns["_FlashAttention"].apply(q, k, v, mask, tiling)
+    return out.detach(), torch.autograd.grad(out.sum(), (q, k, v))
 
 
 def case_DEFAULT_BLOCK_SIZE(ns):
