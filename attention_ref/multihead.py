@@ -218,9 +218,8 @@ class MultiHeadAttention(nn.Module):
             return q, k
         if not self_attention:
             raise ValueError(
-                "key: rope_base rotates the keys by the query positions, so it needs "
-                f"self-attention (key=None or key=query), got a separate key, {k.size(2)} keys "
-                f"for {q.size(2)} queries"
+                "key: rope_base needs self-attention (no separate key), got "
+                f"{k.size(2)} keys for {q.size(2)} queries"
             )
         if isinstance(positions, Tensor) and positions.dim() == 2:
             positions = positions[:, None, :]  # (N, 1, L): the same for every head

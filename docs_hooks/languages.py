@@ -51,17 +51,15 @@ def on_page_content(html: str, page, config, files) -> str:
 
 
 def _code_with_punctuation(match: re.Match[str]) -> str:
-    opening, text, closing, punct = (
-        match["open"] or "",
-        match["text"],
-        match["close"] or "",
-        match["punct"],
-    )
+    opening, closing = match["open"] or "", match["close"] or ""
+    text, punct = match["text"], match["punct"]
     cut = max(text.rfind(c) for c in "._/ (") + 1
-    if opening or len(text) <= SHORT_CODE or cut <= 0:
+    if len(text) <= SHORT_CODE or cut <= 0:
         return f'<span class="nobreak">{opening}<code>{text}</code>{closing}{punct}</span>'
+    # A linked name is split into two links to the same place, so the head can still wrap.
     head, tail = text[:cut], text[cut:]
     return (
-        f'<code class="code-head">{head}</code>'
-        f'<span class="nobreak"><code class="code-tail">{tail}</code>{punct}</span>'
+        f'{opening}<code class="code-head">{head}</code>{closing}'
+        f'<span class="nobreak">{opening}<code class="code-tail">{tail}</code>{closing}'
+        f"{punct}</span>"
     )

@@ -24,7 +24,8 @@ def clipboard_copies(visits: Visits) -> dict[str, tuple[str, list[str]]]:
 
 
 def test_source_blocks_copy_programs_that_run(clipboard_copies, tmp_path) -> None:
-    assert len(clipboard_copies) >= len(source_copies.BLOCKS)
+    distinct = {text.rstrip() for text, _, _ in source_copies.BLOCKS.values()}
+    assert len(clipboard_copies) == len(distinct)
     by_text = {text.rstrip(): key for key, (text, _, _) in source_copies.BLOCKS.items()}
     jobs = []
     for text, (target, where) in clipboard_copies.items():
