@@ -84,13 +84,13 @@ class Doctest:
 
 @dataclass(frozen=True)
 class Source:
-    """A ```python block that shows the package's code (snippet include lines)."""
+    """A ```python block that shows the package's code (its include: lines)."""
 
     title: str
 
 
-def _language(info: str) -> str:
-    """``pycon title="x"`` -> pycon; ``{ .pycon .annotate }`` -> pycon."""
+def fence_language(info: str) -> str:
+    """A fence's language: ``pycon title="x"`` -> pycon; ``{ .pycon .annotate }`` -> pycon."""
     info = info.strip()
     if info.startswith("{"):
         found = re.search(r"\.([\w+-]+)", info)
@@ -147,7 +147,7 @@ def parts(markdown: str) -> list[Prose | Doctest | Source]:
     for number, line in _flatten(markdown.splitlines()):
         fence = FENCE.match(line)
         if block is None:
-            if fence and fence["info"] and _language(fence["info"]) in ("pycon", "python"):
+            if fence and fence["info"] and fence_language(fence["info"]) in ("pycon", "python"):
                 block, opening = [], (fence, number)
             else:
                 prose.append(line)
@@ -156,7 +156,7 @@ def parts(markdown: str) -> list[Prose | Doctest | Source]:
             end_prose()
             info, indent = opening[0]["info"], len(opening[0]["indent"])
             lines = [text[indent:] if text[:indent].strip() == "" else text for text in block]
-            if _language(info) == "pycon":
+            if fence_language(info) == "pycon":
                 found.append(Doctest("\n".join(lines) + "\n", opening[1]))
             else:
                 title = TITLE.search(info)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_hooks.page_examples import fence_language
 from docs_hooks.source_code import Include, SourceError, shown
 
 pytest_plugins = ["pytester"]
@@ -42,15 +43,6 @@ class Block:
     line: int
 
 
-def _language(info: str) -> str:
-    """``python title="x"`` -> python; ``{ .pycon .annotate }`` -> pycon."""
-    info = info.strip()
-    if info.startswith("{"):
-        found = re.search(r"\.([\w+-]+)", info)
-        return found[1].lower() if found else ""
-    return re.split(r"[\s{]", info, maxsplit=1)[0].lower()
-
-
 def blocks(text: str) -> list[Block]:
     """The fenced code blocks of a Markdown text, indented ones (tabs, admonitions) included."""
     found, opening, lines = [], None, []
@@ -61,7 +53,7 @@ def blocks(text: str) -> list[Block]:
                 opening, lines = (fence, number), []
         elif fence and not fence["info"] and fence["fence"].startswith(opening[0]["fence"]):
             info = opening[0]["info"]
-            found.append(Block(_language(info), info, lines, opening[1]))
+            found.append(Block(fence_language(info), info, lines, opening[1]))
             opening = None
         else:
             lines.append(line[len(opening[0]["indent"]) :])
