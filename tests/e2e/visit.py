@@ -193,7 +193,9 @@ class Visits:
     def screenshot(self, browser_page: BrowserPage, page: Page, view: str) -> None:
         path = SCREENSHOTS / page.lang / f"{page.name}.{view}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        browser_page.screenshot(path=path, full_page=True, animations="disabled")
+        # The API page at phone width is a very tall image: on a busy 2-core machine it can
+        # take longer than Playwright's default 30 s.
+        browser_page.screenshot(path=path, full_page=True, animations="disabled", timeout=120_000)
 
     def _load(self, browser_page: BrowserPage, url: str, inflight: set | None = None) -> int:
         """Open the page; with ``inflight``, wait until the network has been quiet for QUIET s.
