@@ -18,6 +18,7 @@ from ._checks import check_dropout, check_tensor
 from ._precision import upcast
 from .attention import attention_weights, scaled_dot_product_attention
 from .kv_cache import KVCache
+from .masks import causal_mask
 from .positions import apply_rope
 
 __all__ = ["MultiHeadAttention"]
@@ -224,9 +225,8 @@ class MultiHeadAttention(nn.Module):
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
             if is_causal:  # bottom-right: new query i sees the cache and new keys 0..i
-                length, total = q.size(2), k.size(2)
-                ones = torch.ones(length, total, dtype=torch.bool, device=q.device)
-                attn_mask, is_causal = ones.tril(diagonal=total - length), False  # (L, S)
+                mask = causal_mask(q.size(2), k.size(2), align="bottom_right", device=q.device)
+                attn_mask, is_causal = mask, False  # (L, S)
         # --8<-- [end:cache]
         dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
         q, k, v = upcast(q), upcast(k), upcast(v)

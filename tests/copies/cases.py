@@ -172,6 +172,28 @@ def case_MultiHeadAttention(ns):
     return mha(x, is_causal=True), mha(x, memory, memory, need_weights=False)
 
 
+def case_KVCache(ns):
+    torch.manual_seed(0)
+    mha = ns["MultiHeadAttention"](8, 4, num_kv_heads=2, head_dim=4, rope_base=100.0).eval()
+    x, cache = _x(2, 5, 8), ns["KVCache"]()
+    outputs = [mha(x[:, :3], is_causal=True, kv_cache=cache)[0]]
+    outputs += [mha(x[:, i : i + 1], is_causal=True, kv_cache=cache)[0] for i in (3, 4)]
+    return [*outputs, cache.key, cache.value, len(cache)]
+
+
+def case_TransformerDecoderLayer(ns):
+    outputs = []
+    for norm_first in (False, True):
+        torch.manual_seed(0)
+        layer = ns["TransformerDecoderLayer"](8, 2, 16, dropout=0.0, norm_first=norm_first)
+        outputs.append(layer(_x(2, 4, 8), _x(2, 5, 8), tgt_is_causal=True))
+    return outputs
+
+
+def case_kv_cache_numel(ns):
+    return ns["kv_cache_numel"](layers=32, batch=1, kv_heads=8, tokens=4096, head_dim=128)
+
+
 def case_LayerNorm(ns):
     torch.manual_seed(0)
     norm = ns["LayerNorm"](6)
@@ -189,6 +211,12 @@ def case_TransformerEncoderLayer(ns):
         torch.manual_seed(0)
         layer = ns["TransformerEncoderLayer"](8, 2, 16, dropout=0.0, norm_first=norm_first)
         outputs.append(layer(_x(2, 4, 8), is_causal=True))
+    torch.manual_seed(0)
+    llama = ns["TransformerEncoderLayer"](
+        8, 2, 16, dropout=0.0, activation="silu", norm_first=True, bias=False,
+        norm="rmsnorm", ffn="swiglu", num_kv_heads=1, rope_base=100.0,
+    )  # fmt: skip
+    outputs.append(llama(_x(2, 4, 8), is_causal=True))
     return outputs
 
 
