@@ -16,7 +16,10 @@ It measures, at n = 512 … 8192 with N = 1, H = 4, E = 64 and float32:
   the plain reference, ``chunked_attention`` and PyTorch's SDPA: time (measured as above) and
   extra peak memory (a fresh process each, as above), in ``"train"``;
 * low precision: each function's largest error in float16 and bfloat16 against float64 math,
-  beside PyTorch's ([`attention_ref.accuracy`][attention_ref.accuracy]), in ``"low_precision"``.
+  beside PyTorch's ([`attention_ref.accuracy`][attention_ref.accuracy]), in ``"low_precision"``;
+* decoding (CPU): time per generated token with and without the KV cache as the sequence
+  grows (``attention_ref.bench_decode``), in ``"decode"``. ``--only decode`` measures only
+  this and adds it to the saved ``<device>.json``, leaving the rest as it is.
 
 It writes ``docs/bench-results/<device>.json`` (small, committed) and PNG/SVG plots in
 ``bench-out/`` (not committed), prints a table, the log-log slopes of time against n, and
