@@ -8,6 +8,7 @@ from .attention import attention_weights, scaled_dot_product_attention
 from .chunked import chunked_attention
 from .cost import attention_flops, attention_memory, kv_cache_numel
 from .decoder import TransformerDecoderLayer
+from .decoding import TinyDecoder, generate
 from .encoder import TransformerEncoderLayer
 from .kv_cache import KVCache
 from .linear import linear_attention, linear_attention_weights
@@ -25,6 +26,7 @@ __all__ = [
     "LayerNorm",
     "MultiHeadAttention",
     "RMSNorm",
+    "TinyDecoder",
     "TransformerDecoderLayer",
     "TransformerEncoderLayer",
     "alibi_bias",
@@ -35,6 +37,7 @@ __all__ = [
     "causal_mask",
     "chunked_attention",
     "from_sdpa_mask",
+    "generate",
     "kv_cache_numel",
     "linear_attention",
     "linear_attention_weights",
