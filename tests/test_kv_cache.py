@@ -157,3 +157,17 @@ def test_bad_arguments():
         rope(x[:, :1], kv_cache=cache, positions=torch.tensor([0]))
     with pytest.raises(ValueError, match="layers: expected a positive int"):
         kv_cache_numel(layers=0, batch=1, kv_heads=1, tokens=1, head_dim=1)
+
+
+def test_generate_with_and_without_the_cache():
+    from attention_ref import TinyDecoder, generate
+
+    torch.manual_seed(0)
+    model = TinyDecoder(vocab_size=11, num_kv_heads=2).double().eval()
+    prompt = torch.randint(0, 11, (3, 4))
+    cached = generate(model, prompt, 8)
+    assert cached.shape == (3, 12) and torch.equal(cached[:, :4], prompt)
+    assert torch.equal(cached, generate(model, prompt, 8, use_cache=False))
+    # each generated token is the argmax of the full forward over the tokens before it
+    logits = model(cached[:, :-1])
+    assert torch.equal(logits[:, 3:].argmax(-1), cached[:, 4:])
