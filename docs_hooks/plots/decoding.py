@@ -68,7 +68,7 @@ LLAMA = [
 def fig_decoding_blocks(lang: str) -> Figure:
     """The 2017 decoder layer beside a Llama block, read from the bottom up."""
     text = TEXT[lang]
-    fig = Figure(figsize=(7.4, 6.4), layout="constrained")
+    fig = Figure(figsize=(7.4, 8.0), layout="constrained")
     old, new = fig.subplots(1, 2)
     _draw_layer(old, DECODER_2017, text["decoder"], text)
     _draw_layer(new, LLAMA, text["llama"], text)
