@@ -88,6 +88,18 @@ def generate(
 
     Returns:
         ``(N, L + max_new_tokens)``: the prompt and the generated tokens.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref import TinyDecoder, generate
+        >>> _ = torch.manual_seed(0)
+        >>> model = TinyDecoder(vocab_size=10).eval()  # untrained: arbitrary, repeatable tokens
+        >>> prompt = torch.tensor([[1, 2, 3]])
+        >>> tokens = generate(model, prompt, max_new_tokens=4)
+        >>> tokens.shape
+        torch.Size([1, 7])
+        >>> torch.equal(tokens, generate(model, prompt, 4, use_cache=False))
+        True
     """
     tokens, new = prompt, prompt
     caches = [KVCache() for _ in model.layers] if use_cache else None
