@@ -6,8 +6,11 @@ E model width (d_model), D per-head width (d_k = E / H).
 
 from .attention import attention_weights, scaled_dot_product_attention
 from .chunked import chunked_attention
-from .cost import attention_flops, attention_memory
+from .cost import attention_flops, attention_memory, kv_cache_numel
+from .decoder import TransformerDecoderLayer
+from .decoding import TinyDecoder, generate
 from .encoder import TransformerEncoderLayer
+from .kv_cache import KVCache
 from .linear import linear_attention, linear_attention_weights
 from .local import sliding_window_attention
 from .mask_conventions import from_sdpa_mask, to_additive_mask, to_sdpa_mask
@@ -19,9 +22,12 @@ from .positions import alibi_bias, apply_rope, sinusoidal_positions
 from .softmax import softmax
 
 __all__ = [
+    "KVCache",
     "LayerNorm",
     "MultiHeadAttention",
     "RMSNorm",
+    "TinyDecoder",
+    "TransformerDecoderLayer",
     "TransformerEncoderLayer",
     "alibi_bias",
     "apply_rope",
@@ -31,6 +37,8 @@ __all__ = [
     "causal_mask",
     "chunked_attention",
     "from_sdpa_mask",
+    "generate",
+    "kv_cache_numel",
     "linear_attention",
     "linear_attention_weights",
     "padding_mask",

@@ -16,7 +16,10 @@ It measures, at n = 512 … 8192 with N = 1, H = 4, E = 64 and float32:
   the plain reference, ``chunked_attention`` and PyTorch's SDPA: time (measured as above) and
   extra peak memory (a fresh process each, as above), in ``"train"``;
 * low precision: each function's largest error in float16 and bfloat16 against float64 math,
-  beside PyTorch's ([`attention_ref.accuracy`][attention_ref.accuracy]), in ``"low_precision"``.
+  beside PyTorch's ([`attention_ref.accuracy`][attention_ref.accuracy]), in ``"low_precision"``;
+* decoding (CPU): time per generated token with and without the KV cache as the sequence
+  grows (``attention_ref.bench_decode``), in ``"decode"``. ``--only decode`` measures only
+  this and adds it to the saved ``<device>.json``, leaving the rest as it is.
 
 It writes ``docs/bench-results/<device>.json`` (small, committed) and PNG/SVG plots in
 ``bench-out/`` (not committed), prints a table, the log-log slopes of time against n, and
@@ -50,6 +53,7 @@ from torch import Tensor
 
 from .accuracy import low_precision_errors
 from .attention import scaled_dot_product_attention
+from .bench_decode import DECODE_LENGTHS, plot_decode, run_decode
 from .chunked import DEFAULT_BLOCK_SIZE, chunked_attention
 from .cost import attention_flops
 from .linear import linear_attention
@@ -696,8 +700,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-accuracy", action="store_true", help="skip the low-precision accuracy table"
     )
     parser.add_argument(
-        "--only", default=",".join(IMPLEMENTATIONS), help="implementations, comma-separated"
+        "--only",
+        default=",".join(IMPLEMENTATIONS),
+        help="implementations, comma-separated; 'decode' alone measures only generation "
+        "with and without the KV cache and adds it to the existing <device>.json",
     )
+    parser.add_argument("--no-decode", action="store_true", help="skip the decoding benchmark")
     parser.add_argument("--measure-memory", nargs=2, metavar=("NAME", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--train", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -709,6 +717,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(_measure_memory_here(name, int(n), args.device, train=args.train)))
         return 0
     names = [name for name in args.only.split(",") if name]
+    if names == ["decode"]:
+        return _main_decode(args)
     unknown = sorted(set(names) - set(IMPLEMENTATIONS))
     if unknown:
         parser.error(f"--only: unknown {unknown}, expected some of {list(IMPLEMENTATIONS)}")
@@ -724,6 +734,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         train=not args.no_train,
         accuracy=not args.no_accuracy,
     )
+    if not args.no_decode and args.device == "cpu":
+        results["decode"] = run_decode(DECODE_LENGTHS[:3] if args.quick else DECODE_LENGTHS, repeat)
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"{args.device}.json"
     json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
@@ -734,10 +746,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         plots = [("time", plot_time), ("memory", plot_memory)]
         if "train" in results:
             plots += [("train-time", plot_train_time), ("train-memory", plot_train_memory)]
+        if "decode" in results:
+            plots += [("decode", plot_decode)]
         for what, plot in plots:
             fig = plot(results, lang)
             for ext in ("png", "svg"):
                 fig.savefig(args.plots / f"{args.device}-{what}.{lang}.{ext}", dpi=150)
+    print(f"wrote plots in {args.plots}/")
+    return 0
+
+
+def _main_decode(args: argparse.Namespace) -> int:
+    """``--only decode``: measure generation and merge it into the saved results."""
+    if args.device != "cpu":
+        raise SystemExit("--only decode: measured on CPU only (--device cpu)")
+    json_path = args.out / f"{args.device}.json"
+    if not json_path.is_file():
+        raise SystemExit(f"--only decode: {json_path} is missing; run the full benchmark first")
+    results = json.loads(json_path.read_text(encoding="utf-8"))
+    repeat = 2 if args.quick and args.repeat == 5 else args.repeat
+    lengths = args.sizes or (DECODE_LENGTHS[:3] if args.quick else DECODE_LENGTHS)
+    results["decode"] = run_decode(lengths, repeat)
+    json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    print(f'wrote the "decode" part of {json_path}; the rest is unchanged')
+    args.plots.mkdir(parents=True, exist_ok=True)
+    for lang in _LABELS:
+        fig = plot_decode(results, lang)
+        for ext in ("png", "svg"):
+            fig.savefig(args.plots / f"{args.device}-decode.{lang}.{ext}", dpi=150)
     print(f"wrote plots in {args.plots}/")
     return 0
 

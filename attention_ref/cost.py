@@ -26,7 +26,7 @@ width (defaults to d_k), w window; in code L = n, S = m, E = d_k, Ev = d_v.
 
 from __future__ import annotations
 
-__all__ = ["attended_pairs", "attention_flops", "attention_memory"]
+__all__ = ["attended_pairs", "attention_flops", "attention_memory", "kv_cache_numel"]
 
 _KINDS = ("softmax", "local", "linear")
 
@@ -215,3 +215,27 @@ def attention_memory(
             c = min(block_size[0] if block_size else 64, n)
             held += c * c
     return batch * heads * (held + output) * bytes_per_element
+
+
+def kv_cache_numel(*, layers: int, batch: int, kv_heads: int, tokens: int, head_dim: int) -> int:
+    r"""How many numbers a decoder's key/value cache holds: $2 \cdot$ layers · N · H_kv · S · D.
+
+    One key and one value per token, per key/value head and per layer, each ``head_dim``
+    wide. Times 2 bytes in float16/bfloat16 it is the cache's memory. Grouped-query attention
+    divides it by ``num_heads / kv_heads``; multi-query attention (``kv_heads=1``) by
+    ``num_heads``.
+
+    Raises:
+        ValueError: If a size is not a positive int (``tokens`` may be 0).
+
+    Examples:
+        >>> from attention_ref import kv_cache_numel
+        >>> numel = kv_cache_numel(layers=32, batch=1, kv_heads=32, tokens=4096, head_dim=128)
+        >>> numel, numel * 2 / 2**30  # Llama 2 7B at 4096 tokens: GiB in float16
+        (1073741824, 2.0)
+    """
+    sizes = {"layers": layers, "batch": batch, "kv_heads": kv_heads, "head_dim": head_dim}
+    for name, value in (*sizes.items(), ("tokens", tokens)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (name != "tokens"):
+            raise ValueError(f"{name}: expected a positive int, got {value!r}")
+    return 2 * layers * batch * kv_heads * tokens * head_dim  # a key and a value each

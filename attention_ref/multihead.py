@@ -4,7 +4,7 @@ MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O,  head_i = Attention(Q W_i^
 
 Shape legend (batch-first):
     N: batch size    L: query length    S: key/value length
-    E: embed_dim (d_model)    H: num_heads    D: head_dim = E / H (d_k)
+    E: embed_dim (d_model)    H: num_heads    D: head_dim, by default E / H (d_k)
     H_kv: num_kv_heads (grouped-query attention: H_kv divides H; 1 is multi-query)
 """
 
@@ -17,6 +17,8 @@ from torch import Tensor, nn
 from ._checks import check_dropout, check_tensor
 from ._precision import upcast
 from .attention import attention_weights, scaled_dot_product_attention
+from .kv_cache import KVCache
+from .masks import causal_mask
 from .positions import apply_rope
 
 __all__ = ["MultiHeadAttention"]
@@ -50,7 +52,7 @@ class MultiHeadAttention(nn.Module):
 
     Args:
         embed_dim: E, the model width (d_model).
-        num_heads: H; must divide ``embed_dim``.
+        num_heads: H; must divide ``embed_dim`` unless ``head_dim`` is given.
         dropout: Dropout probability on the attention weights, in training mode only.
         bias: Add biases to the four projections.
         kdim: Width of ``key`` if it differs from ``embed_dim`` (cross-attention).
@@ -62,11 +64,16 @@ class MultiHeadAttention(nn.Module):
             after the projections, before the scores: rotary positions. Self-attention only.
         rope_interleaved: RoPE's pairing: features ``2i`` and ``2i + 1`` (RoFormer, GPT-J)
             instead of ``i`` and ``i + D/2`` (Hugging Face's Llama, GPT-NeoX; the default).
+        head_dim: D, each head's width; ``None`` means ``embed_dim // num_heads``. When
+            given, ``q_proj`` maps E to ``H * D``, ``k_proj``/``v_proj`` to ``H_kv * D``
+            and ``out_proj`` maps ``H * D`` back to E.
+        scale: Multiplies the scores; ``None`` means ``1 / sqrt(head_dim)``.
 
     Raises:
-        ValueError: If ``embed_dim`` is not divisible by ``num_heads``, ``num_kv_heads``
-            does not divide ``num_heads``, ``dropout`` is outside [0, 1), or ``rope_base``
-            is not positive or set with an odd head width.
+        ValueError: If ``embed_dim`` is not divisible by ``num_heads`` (without
+            ``head_dim``), ``head_dim < 1``, ``num_kv_heads`` does not divide ``num_heads``,
+            ``dropout`` is outside [0, 1), or ``rope_base`` is not positive or set with an
+            odd head width.
 
     Examples:
         >>> import torch
@@ -96,39 +103,48 @@ class MultiHeadAttention(nn.Module):
         num_kv_heads: int | None = None,
         rope_base: float | None = None,
         rope_interleaved: bool = False,
+        head_dim: int | None = None,
+        scale: float | None = None,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads != 0:
+        if head_dim is None and (embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads):
             raise ValueError(
                 f"embed_dim: expected a positive multiple of num_heads, got embed_dim={embed_dim}"
                 f" and num_heads={num_heads}"
             )
+        if embed_dim <= 0 or num_heads <= 0 or (head_dim is not None and head_dim < 1):
+            raise ValueError(
+                "embed_dim, num_heads and head_dim: expected positive sizes, got "
+                f"embed_dim={embed_dim}, num_heads={num_heads} and head_dim={head_dim}"
+            )
+        width_name = "embed_dim / num_heads" if head_dim is None else "head_dim"
+        head_dim = embed_dim // num_heads if head_dim is None else head_dim
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         if num_kv_heads <= 0 or num_heads % num_kv_heads != 0:
             raise ValueError(
                 f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
             )
         check_dropout(dropout, "dropout")
-        if rope_base is not None and (rope_base <= 0 or (embed_dim // num_heads) % 2 != 0):
+        if rope_base is not None and (rope_base <= 0 or head_dim % 2 != 0):
             raise ValueError(
-                "rope_base: expected a positive base and an even head width embed_dim / "
-                f"num_heads, got rope_base={rope_base} and head width {embed_dim // num_heads}"
+                f"rope_base: expected a positive base and an even head width {width_name}, "
+                f"got rope_base={rope_base} and head width {head_dim}"
             )
         self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
         self.embed_dim, self.num_heads, self.num_kv_heads = embed_dim, num_heads, num_kv_heads
-        self.head_dim = embed_dim // num_heads
+        self.head_dim, self.scale = head_dim, scale
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim
         self.dropout = dropout
-        kv_width = num_kv_heads * self.head_dim
+        q_width, kv_width = num_heads * head_dim, num_kv_heads * head_dim
         factory = {"device": device, "dtype": dtype}
         # --8<-- [start:projections]
-        self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)  # all H heads' W^Q
+        self.q_proj = nn.Linear(embed_dim, q_width, bias=bias, **factory)  # all H heads' W^Q
         self.k_proj = nn.Linear(self.kdim, kv_width, bias=bias, **factory)
         self.v_proj = nn.Linear(self.vdim, kv_width, bias=bias, **factory)
-        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)  # W^O
+        self.out_proj = nn.Linear(q_width, embed_dim, bias=bias, **factory)  # W^O
         # --8<-- [end:projections]
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
@@ -164,6 +180,7 @@ class MultiHeadAttention(nn.Module):
         is_causal: bool = False,
         need_weights: bool = True,
         positions: Tensor | None = None,
+        kv_cache: KVCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -173,29 +190,50 @@ class MultiHeadAttention(nn.Module):
             value: ``(N, S, vdim)``; defaults to ``key``.
             attn_mask: Broadcastable to ``(N, H, L, S)``, e.g. ``(L, S)`` or a padding
                 mask ``(N, 1, 1, S)``. Boolean True = may attend; floating = added.
-            is_causal: Top-left-aligned causal mask, as in PyTorch.
+            is_causal: Causal mask. Without a cache it is top-left-aligned, as in
+                PyTorch; with ``kv_cache`` it is aligned to the bottom-right corner: the
+                new query ``i`` sees every cached key and the new keys ``0..i``.
             need_weights: Also return the attention weights.
             positions: With ``rope_base``: the query positions, ``(L,)`` or ``(N, L)``,
-                default ``arange(L)``; the keys, the same tokens, get the same positions.
+                default ``arange(L)``, or ``len(kv_cache) + arange(L)`` with a cache; the
+                keys, the same tokens, get the same positions.
+            kv_cache: Self-attention only: the keys and values of the earlier tokens. The
+                new ones (after rotary positions) are appended to it, and the queries
+                attend to the whole cache, ``S = len(kv_cache)`` after the update.
 
         Returns:
             ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
             (after dropout, as PyTorch returns them), or ``None`` if not asked for.
+
+        Raises:
+            ValueError: On mismatched shapes, a ``kv_cache`` with a separate ``key`` or
+                with another batch size or head count, or ``positions`` that do not
+                continue the cache (``len(kv_cache) + arange(L)``).
         """
         self_attention = key is None or key is query
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
+        start = self._check_cache(kv_cache, positions, query, self_attention)
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
         v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
+        if positions is None and start and self.rope_base is not None:  # continue the cache
+            positions = torch.arange(start, start + query.size(1), device=query.device)
         q, k = self._rope(q, k, positions, self_attention)  # rotary positions, if rope_base
+        # --8<-- [start:cache]
+        if kv_cache is not None:
+            k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
+            if is_causal:  # bottom-right: new query i sees the cache and new keys 0..i
+                mask = causal_mask(q.size(2), k.size(2), align="bottom_right", device=q.device)
+                attn_mask, is_causal = mask, False  # (L, S)
+        # --8<-- [end:cache]
         dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
         q, k, v = upcast(q), upcast(k), upcast(v)
         gqa = self.num_kv_heads != self.num_heads
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
-            weights = attention_weights(q, k, attn_mask, is_causal, enable_gqa=gqa)  # (N,H,L,S)
+            weights = attention_weights(q, k, attn_mask, is_causal, self.scale, gqa)  # (N,H,L,S)
             if dropout_p > 0.0:
                 weights = F.dropout(weights, p=dropout_p)
             v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
@@ -204,9 +242,39 @@ class MultiHeadAttention(nn.Module):
         else:
             weights = None
             heads = scaled_dot_product_attention(
-                q, k, v, attn_mask, dropout_p, is_causal, enable_gqa=gqa
+                q, k, v, attn_mask, dropout_p, is_causal, self.scale, gqa
             )  # (N, H, L, D)
         return self.out_proj(_merge_heads(heads).to(dtype)), weights  # (N, L, E)
+
+    def _check_cache(
+        self, cache: KVCache | None, positions: Tensor | None, query: Tensor, self_attention: bool
+    ) -> int:
+        """The position of the first new token: ``len(cache)``, or 0 without a cache."""
+        if cache is None:
+            return 0
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"kv_cache: expected a KVCache, got {type(cache).__name__}")
+        if not self_attention:
+            raise ValueError(
+                "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
+                "keys come from the encoder's memory, which does not grow"
+            )
+        start = len(cache)
+        if cache.key is not None and (
+            cache.key.size(0) != query.size(0) or cache.key.size(1) != self.num_kv_heads
+        ):
+            raise ValueError(
+                f"kv_cache: expected N={query.size(0)} and H_kv={self.num_kv_heads}, got a "
+                f"cache of shape {tuple(cache.key.shape)}"
+            )
+        if positions is not None:
+            expected = torch.arange(start, start + query.size(1), device=positions.device)
+            if positions.shape[-1:] != expected.shape or not (positions == expected).all():
+                raise ValueError(
+                    f"positions: with a cache of {start} tokens, expected positions "
+                    f"{start}..{start + query.size(1) - 1}, got {positions.tolist()}"
+                )
+        return start
 
     def _rope(
         self, q: Tensor, k: Tensor, positions: Tensor | None, self_attention: bool

@@ -4,7 +4,7 @@ import json
 import pytest
 import torch
 
-from attention_ref import bench
+from attention_ref import bench, bench_decode
 
 
 def _results(device="cpu"):
@@ -139,7 +139,7 @@ def test_command_line_writes_json_and_plots(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "low_precision_errors", lambda: table)
     out, plots = tmp_path / "results", tmp_path / "plots"
     argv = ["--sizes", "32,64", "--repeat", "1", "--only", "reference,chunked,sdpa"]
-    argv += ["--out", str(out), "--plots", str(plots), "--no-memory"]
+    argv += ["--out", str(out), "--plots", str(plots), "--no-memory", "--no-decode"]
     assert bench.main(argv) == 0
     results = json.loads((out / "cpu.json").read_text())
     assert results["results"]["chunked"]["n"] == [32, 64]
@@ -182,3 +182,33 @@ def test_low_precision_table_shows_every_function_in_both_dtypes():
             "TransformerEncoderLayer",
         }
         assert all(row["ratio"] <= 1.5 for row in rows.values())
+
+
+def test_only_decode_adds_its_part_to_the_saved_results(tmp_path):
+    out, plots = tmp_path / "results", tmp_path / "plots"
+    out.mkdir()
+    saved = _results()
+    (out / "cpu.json").write_text(json.dumps(saved))
+    argv = ["--only", "decode", "--sizes", "4,8", "--repeat", "1"]
+    assert bench.main([*argv, "--out", str(out), "--plots", str(plots)]) == 0
+    results = json.loads((out / "cpu.json").read_text())
+    assert {k: v for k, v in results.items() if k != "decode"} == saved  # the rest unchanged
+    decode = results["decode"]
+    assert decode["lengths"] == [4, 8] and len(decode["cached_s"]) == 2
+    assert min(decode["cached_s"] + decode["uncached_s"]) > 0
+    assert set(decode["slopes"]) == {"cached", "uncached"}
+    assert (plots / "cpu-decode.zh.svg").exists() and (plots / "cpu-decode.en.png").exists()
+    for lang in ("en", "zh"):
+        assert len(bench_decode.plot_decode(results, lang).axes[0].get_lines()) == 2
+
+
+def test_decode_plot_and_results_fail_loudly_without_decoding():
+    with pytest.raises(KeyError, match=r"decode: .*--only decode"):
+        bench_decode.plot_decode(_results())
+    with pytest.raises(KeyError, match=r"nox -s bench -- --only decode"):
+        bench_decode.decode_results(_results())
+
+
+def test_only_decode_needs_the_saved_results(tmp_path):
+    with pytest.raises(SystemExit, match="run the full benchmark first"):
+        bench.main(["--only", "decode", "--out", str(tmp_path)])

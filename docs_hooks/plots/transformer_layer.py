@@ -46,8 +46,12 @@ def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float]) -> No
 
 
 def _draw_layer(ax: Axes, steps: list[tuple], title: str, text: dict[str, str]) -> None:
-    """One arrangement of the layer: boxes, the main path and the residual paths around them."""
-    ax.set(xlim=(-2.6, 1.8), ylim=(-0.4, 7.8), aspect="equal", title=title)
+    """One arrangement of the layer: boxes, the main path and the residual paths around them.
+
+    A box is ``(kind, y)`` or ``(kind, y, label)``: ``kind`` picks the colour, ``label`` the
+    key of its text in ``text`` (default ``kind``).
+    """
+    ax.set(xlim=(-2.6, 1.8), ylim=(-0.4, steps[-1][1] + 0.4), aspect="equal", title=title)
     ax.axis("off")
     top = None  # where the main path leaves the previous element
     branch = None  # where the current residual path branched off
@@ -78,7 +82,7 @@ def _draw_layer(ax: Axes, steps: list[tuple], title: str, text: dict[str, str]) 
                 facecolor=BOX_COLORS[kind], edgecolor="#37474f", lw=1.0,
             )  # fmt: skip
             ax.add_patch(box)
-            ax.text(0, y, text[kind], ha="center", va="center", fontsize=9.5)
+            ax.text(0, y, text[name[0] if name else kind], ha="center", va="center", fontsize=9.5)
             bottom, new_top = y - BOX_H / 2, y + BOX_H / 2
         if top is not None:
             _arrow(ax, (0, top), (0, bottom))

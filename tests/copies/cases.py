@@ -169,7 +169,49 @@ def case_MultiHeadAttention(ns):
     torch.manual_seed(0)
     mha = ns["MultiHeadAttention"](8, 2, num_kv_heads=1).eval()
     x, memory = _x(2, 3, 8), _x(2, 5, 8)
-    return mha(x, is_causal=True), mha(x, memory, memory, need_weights=False)
+    outputs = [mha(x, is_causal=True), mha(x, memory, memory, need_weights=False)]
+    torch.manual_seed(0)
+    narrow = ns["MultiHeadAttention"](8, 4, num_kv_heads=2, head_dim=3, scale=0.3).eval()
+    return [*outputs, narrow(x, is_causal=True, need_weights=False)]
+
+
+def case_KVCache(ns):
+    cache, keys, values = ns["KVCache"](), _x(2, 3, 5, 4), _x(2, 3, 5, 4) + 1
+    outputs = [len(cache), *cache.update(keys[:, :, :3], values[:, :, :3])]
+    outputs += [*cache.update(keys[:, :, 3:], values[:, :, 3:]), len(cache)]
+    if "MultiHeadAttention" in ns:  # the copy of MultiHeadAttention.forward
+        torch.manual_seed(0)
+        mha = ns["MultiHeadAttention"](8, 4, num_kv_heads=2, head_dim=4, rope_base=100.0)
+        x, cache = _x(2, 5, 8), ns["KVCache"]()
+        outputs += [mha(x[:, :3], is_causal=True, kv_cache=cache)[0]]
+        outputs += [mha(x[:, i : i + 1], is_causal=True, kv_cache=cache)[0] for i in (3, 4)]
+    return outputs
+
+
+def case_TinyDecoder(ns):
+    torch.manual_seed(0)
+    model = ns["TinyDecoder"](vocab_size=7, d_model=8, nhead=2, num_kv_heads=1).eval()
+    return model(torch.tensor([[1, 2, 3, 4]]))
+
+
+def case_generate(ns):
+    torch.manual_seed(0)
+    model = ns["TinyDecoder"](vocab_size=7, d_model=8, nhead=2).eval()
+    prompt = torch.tensor([[1, 2], [3, 4]])
+    return ns["generate"](model, prompt, 4), ns["generate"](model, prompt, 4, use_cache=False)
+
+
+def case_TransformerDecoderLayer(ns):
+    outputs = []
+    for norm_first in (False, True):
+        torch.manual_seed(0)
+        layer = ns["TransformerDecoderLayer"](8, 2, 16, dropout=0.0, norm_first=norm_first)
+        outputs.append(layer(_x(2, 4, 8), _x(2, 5, 8), tgt_is_causal=True))
+    return outputs
+
+
+def case_kv_cache_numel(ns):
+    return ns["kv_cache_numel"](layers=32, batch=1, kv_heads=8, tokens=4096, head_dim=128)
 
 
 def case_LayerNorm(ns):
@@ -189,6 +231,12 @@ def case_TransformerEncoderLayer(ns):
         torch.manual_seed(0)
         layer = ns["TransformerEncoderLayer"](8, 2, 16, dropout=0.0, norm_first=norm_first)
         outputs.append(layer(_x(2, 4, 8), is_causal=True))
+    torch.manual_seed(0)
+    llama = ns["TransformerEncoderLayer"](
+        8, 2, 16, dropout=0.0, activation="silu", norm_first=True, bias=False,
+        norm="rmsnorm", ffn="swiglu", num_kv_heads=1, rope_base=100.0,
+    )  # fmt: skip
+    outputs.append(llama(_x(2, 4, 8), is_causal=True))
     return outputs
 
 

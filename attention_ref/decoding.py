@@ -1,0 +1,111 @@
+"""Greedy generation with a small decoder-only language model, with or without a KV cache.
+
+The model is what GPT and Llama are, shrunk: token embeddings, a stack of causal layers
+(Llama's: RMSNorm, SwiGLU, grouped-query attention, rotary positions), a final RMSNorm and
+a read-out to one score (logit) per vocabulary token. Causal self-attention makes the output
+at position i depend on tokens 0..i only, so it can be trained to predict token i + 1 at
+every position at once, and generation repeats one step: predict, append, predict again.
+
+Shape legend (batch-first): N batch, L tokens, V vocabulary size, E d_model.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .encoder import TransformerEncoderLayer
+from .kv_cache import KVCache
+from .norms import RMSNorm
+
+__all__ = ["TinyDecoder", "generate"]
+
+
+class TinyDecoder(nn.Module):
+    """A decoder-only language model built from Llama-style layers.
+
+    Args:
+        vocab_size: V, the number of different tokens.
+        d_model: E, the model width.
+        nhead: Query heads per layer.
+        num_layers: How many layers.
+        num_kv_heads: Key/value heads per layer (grouped-query attention); default ``nhead``.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref import TinyDecoder
+        >>> _ = torch.manual_seed(0)
+        >>> model = TinyDecoder(vocab_size=10).eval()
+        >>> model(torch.tensor([[1, 2, 3]])).shape  # a score per token of the vocabulary
+        torch.Size([1, 3, 10])
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 32,
+        nhead: int = 4,
+        num_layers: int = 2,
+        num_kv_heads: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.layers = nn.ModuleList(
+            TransformerEncoderLayer(
+                d_model, nhead, 4 * d_model, dropout=0.0, activation="silu", norm_first=True,
+                bias=False, norm="rmsnorm", ffn="swiglu", num_kv_heads=num_kv_heads,
+                rope_base=10000.0,
+            )
+            for _ in range(num_layers)
+        )  # fmt: skip
+        self.norm = RMSNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, tokens: Tensor, caches: list[KVCache] | None = None) -> Tensor:
+        """Logits ``(N, L, V)`` for ``tokens`` ``(N, L)``; with ``caches`` (one per layer),
+        ``tokens`` are the new ones and the earlier ones come from the caches."""
+        x = self.embed(tokens)  # (N, L, E)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, is_causal=True, kv_cache=None if caches is None else caches[i])
+        return self.head(self.norm(x))  # (N, L, V)
+
+
+@torch.no_grad()
+def generate(
+    model: TinyDecoder, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True
+) -> Tensor:
+    """Greedy decoding: append the most likely next token, ``max_new_tokens`` times.
+
+    Without the cache every step runs the model over the whole sequence so far; with it, the
+    first step runs the prompt and every later step only the one new token.
+
+    Args:
+        model: A [`TinyDecoder`][attention_ref.TinyDecoder] (or any model with its
+            ``forward(tokens, caches)`` and ``layers``).
+        prompt: ``(N, L)`` token ids.
+        max_new_tokens: How many tokens to generate.
+        use_cache: Keep a [`KVCache`][attention_ref.KVCache] per layer.
+
+    Returns:
+        ``(N, L + max_new_tokens)``: the prompt and the generated tokens.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref import TinyDecoder, generate
+        >>> _ = torch.manual_seed(0)
+        >>> model = TinyDecoder(vocab_size=10).eval()  # untrained: arbitrary, repeatable tokens
+        >>> prompt = torch.tensor([[1, 2, 3]])
+        >>> tokens = generate(model, prompt, max_new_tokens=4)
+        >>> tokens.shape
+        torch.Size([1, 7])
+        >>> torch.equal(tokens, generate(model, prompt, 4, use_cache=False))
+        True
+    """
+    tokens, new = prompt, prompt
+    caches = [KVCache() for _ in model.layers] if use_cache else None
+    for _ in range(max_new_tokens):
+        logits = model(new, caches) if use_cache else model(tokens)  # (N, L or 1, V)
+        next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (N, 1): the most likely
+        tokens = torch.cat([tokens, next_token], dim=1)
+        new = next_token  # with a cache, the next step runs only this token
+    return tokens

@@ -1,0 +1,112 @@
+"""Figures of the decoding page (docs/decoding.md): the cache's mask, the two kinds of
+block, and the measured time per generated token."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from attention_ref import causal_mask
+
+from .cost import _results
+from .transformer_layer import _arrow, _draw_layer
+
+TEXT = {
+    "en": {
+        "top_left": "top-left (is_causal=True): wrong",
+        "bottom_right": "bottom-right: right",
+        "keys": "keys: 4 cached, then 2 new",
+        "queries": "new queries",
+        "cached": "cached",
+        "new": "new",
+        "decoder": "2017 decoder layer (Post-LN)",
+        "llama": "Llama block (Pre-RMSNorm)",
+        "masked": "masked self-attention",
+        "cross": "cross-attention",
+        "attention": "GQA attention + RoPE",
+        "ffn": "feed-forward network",
+        "swiglu": "SwiGLU feed-forward",
+        "norm": "LayerNorm",
+        "rmsnorm": "RMSNorm",
+        "residual": "residual",
+        "memory": "encoder\noutput",
+    },
+    "zh": {
+        "top_left": "左上角对齐（is_causal=True）：错误",
+        "bottom_right": "右下角对齐：正确",
+        "keys": "键：4 个已缓存，2 个新的",
+        "queries": "新的查询",
+        "cached": "已缓存",
+        "new": "新",
+        "decoder": "2017 年的解码器层（后归一化）",
+        "llama": "Llama 块（前置 RMSNorm）",
+        "masked": "带掩码的自注意力",
+        "cross": "交叉注意力",
+        "attention": "分组查询注意力 + RoPE",
+        "ffn": "前馈网络",
+        "swiglu": "SwiGLU 前馈网络",
+        "norm": "层归一化",
+        "rmsnorm": "RMSNorm",
+        "residual": "残差",
+        "memory": "编码器\n输出",
+    },
+}
+
+# From the bottom up, as on the Transformer layer page: (kind, y[, label]).
+DECODER_2017 = [
+    ("in", 0.0, "x"), ("attention", 1.0, "masked"), ("+", 2.0), ("norm", 2.8),
+    ("in", 3.7, "h_1"), ("attention", 4.7, "cross"), ("+", 5.7), ("norm", 6.5),
+    ("in", 7.4, "h_2"), ("ffn", 8.4), ("+", 9.4), ("norm", 10.2), ("out", 11.1, "y"),
+]  # fmt: skip
+LLAMA = [
+    ("in", 0.0, "x"), ("norm", 1.3, "rmsnorm"), ("attention", 2.8), ("+", 4.3),
+    ("in", 5.6, "h"), ("norm", 6.9, "rmsnorm"), ("ffn", 8.4, "swiglu"), ("+", 9.8),
+    ("out", 11.1, "y"),
+]  # fmt: skip
+
+
+def fig_decoding_blocks(lang: str) -> Figure:
+    """The 2017 decoder layer beside a Llama block, read from the bottom up."""
+    text = TEXT[lang]
+    fig = Figure(figsize=(7.4, 8.0), layout="constrained")
+    old, new = fig.subplots(1, 2)
+    _draw_layer(old, DECODER_2017, text["decoder"], text)
+    _draw_layer(new, LLAMA, text["llama"], text)
+    new.set_ylim(old.get_ylim())  # the same scale in both panels
+    # the encoder's output enters the cross-attention from the right
+    old.text(1.75, 4.1, text["memory"], ha="center", va="center", fontsize=8.5, color="#546e7a")
+    _arrow(old, (1.75, 4.4), (1.3, 4.7))
+    return fig
+
+
+def _mask_panel(ax, mask: np.ndarray, title: str, text: dict[str, str], cached: int) -> None:
+    rows, cols = mask.shape
+    ax.imshow(mask, cmap="Blues", vmin=-0.3, vmax=1.3)
+    ax.axvline(cached - 0.5, color="#37474f", lw=1.5)
+    ax.set_xticks(range(cols), labels=[text["cached"] if j < cached else text["new"] for j in
+                                       range(cols)], fontsize=7.5, rotation=45)  # fmt: skip
+    ax.set_yticks(range(rows), labels=[str(cached + i) for i in range(rows)])
+    for i in range(rows):
+        for j in range(cols):
+            ax.text(j, i, "✓" if mask[i, j] else "", ha="center", va="center", color="white")
+    ax.set_title(title, fontsize=9.5)
+    ax.set_xlabel(text["keys"], fontsize=9)
+    ax.set_ylabel(text["queries"], fontsize=9)
+
+
+def fig_decoding_mask(lang: str) -> Figure:
+    """Two new tokens after four cached ones: the top-left and the bottom-right causal mask."""
+    text = TEXT[lang]
+    fig = Figure(figsize=(7.4, 2.5), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    for ax, align in ((left, "top_left"), (right, "bottom_right")):
+        mask = causal_mask(2, 6, align=align).numpy()
+        _mask_panel(ax, mask, text[align], text, cached=4)
+    return fig
+
+
+def fig_decoding_time(lang: str) -> Figure:
+    """Time per generated token with and without the cache, measured (the JSON's "decode")."""
+    from attention_ref.bench_decode import plot_decode
+
+    return plot_decode(_results("cpu"), lang)
