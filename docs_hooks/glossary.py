@@ -21,6 +21,7 @@ import yaml
 DATA = Path(__file__).resolve().parents[1] / "docs" / "includes" / "glossary.yml"
 LANGUAGES = ("en", "zh")
 MARKER = re.compile(r"^<!-- glossary-terms (?P<lang>\w+) -->$", re.M)
+HTML_LANG = {"zh": "zh-Hans"}  # the script named, as docs_hooks/languages.py does for the pages
 ALIASES = {"en": "also called", "zh": "又称"}
 HEADERS = {
     "en": ("Term", "Definition", "Symbol / in code"),
@@ -55,7 +56,8 @@ def render_table(terms: list[dict[str, Any]], lang: str) -> str:
         also = f"<br>{ALIASES[lang]}" + "、".join(aliases) if aliases else ""
         cells = (
             f'<a id="{html.escape(term["id"])}"></a>**{term["term"][lang]}**'
-            f'<br><span lang="{other}">{html.escape(term["term"][other])}</span>{also}',
+            f'<br><span lang="{HTML_LANG.get(other, other)}">'
+            f"{html.escape(term['term'][other])}</span>{also}",
             " ".join(term["definition"][lang].split()),
             term.get("symbol") or "",
         )

@@ -6,6 +6,7 @@
   for the Chinese build; the locale is set here for each page instead.
 - The headings' permalink anchors say "永久链接", not "Permanent link" (Python-Markdown's toc
   extension has one title for every language).
+- ``<html lang="zh-Hans">``: the script named, so that browsers pick Simplified Chinese glyphs.
 - Inline code and the closing punctuation right after it stay on one line: Chromium may break
   between them (Material lets code wrap anywhere), and a Chinese line must not begin with
   。，）. Long code keeps only its last part (after the last ``.``, ``_`` or ``/``) with the
@@ -19,6 +20,9 @@ import re
 from mkdocs.exceptions import PluginError
 
 PERMALINK_TITLE = {"zh": "永久链接"}
+# The <html> lang attribute: zh-Hans names the script, so that browsers draw Simplified Chinese
+# glyphs (Material writes lang="zh"). The hreflang links keep the language code, zh.
+HTML_LANG = {"zh": "zh-Hans"}
 CLOSING = "。，、；：？！）」』”’"
 CODE_THEN_PUNCTUATION = re.compile(
     r"(?P<open><a [^>]*>)?<code>(?P<text>[^<]*)</code>(?P<close></a>)?"
@@ -48,6 +52,17 @@ def on_page_content(html: str, page, config, files) -> str:
     if title:
         html = html.replace('title="Permanent link"', f'title="{title}"')
     return CODE_THEN_PUNCTUATION.sub(_code_with_punctuation, html)
+
+
+def on_post_page(output: str, page, config) -> str:
+    """``<html lang="zh-Hans">`` on a Chinese page."""
+    lang = _lang(page, config)
+    if lang not in HTML_LANG:
+        return output
+    opening = f'<html lang="{lang}"'
+    if opening not in output:
+        raise PluginError(f"languages: {page.file.src_uri} has no {opening}>; update the hook")
+    return output.replace(opening, f'<html lang="{HTML_LANG[lang]}"', 1)
 
 
 def _code_with_punctuation(match: re.Match[str]) -> str:

@@ -165,3 +165,29 @@ def test_recurring_headings_have_one_name(page):
     for anchor, name in HEADINGS.items():
         for heading in re.findall(rf"^#+ (.*?) *\{{ *#{anchor} *\}}", text, re.M):
             assert heading == name, f"{page.name}: {heading!r} {{ #{anchor} }}: write {name!r}"
+
+
+FIGURE_SOURCES = [
+    *sorted((DOCS.parent / "docs_hooks" / "plots").glob("*.py")),
+    DOCS.parent / "attention_ref" / "bench.py",
+]
+
+
+@pytest.mark.parametrize("source", FIGURE_SOURCES, ids=lambda p: p.name)
+def test_chinese_figure_text_uses_the_glossary_terms(source):
+    """The Chinese labels, titles and legends of the figures (string literals with Chinese)."""
+    import ast
+
+    strings = [
+        node
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if re.search(f"[{CJK}]", node.value)
+    ]
+    wrong = [
+        f"{source.name}:{node.lineno}: {variant!r} -> {use}"
+        for node in strings
+        for variant, use in _forbidden().items()
+        if variant in node.value
+    ]
+    assert not wrong, "\n".join(wrong)
