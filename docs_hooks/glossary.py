@@ -25,7 +25,7 @@ HTML_LANG = {"zh": "zh-Hans"}  # the script named, as docs_hooks/languages.py do
 ALIASES = {"en": "also called", "zh": "又称"}
 HEADERS = {
     "en": ("Term", "Definition", "Symbol / in code"),
-    "zh": ("术语", "定义", "符号 / 代码"),
+    "zh": ("术语", "定义", "符号/代码"),
 }
 
 
