@@ -10,7 +10,9 @@
 - Inline code and the closing punctuation right after it stay on one line: Chromium may break
   between them (Material lets code wrap anywhere), and a Chinese line must not begin with
   。，）. Long code keeps only its last part (after the last ``.``, ``_`` or ``/``) with the
-  punctuation, so it can still wrap before that (docs/stylesheets/extra.css, ``.nobreak``).
+  punctuation, so it can still wrap before that (docs/stylesheets/extra.css, ``.nobreak``); in a
+  link, the punctuation goes inside the link with that last part, so a long linked name still
+  fits a phone screen.
 """
 
 from __future__ import annotations
@@ -73,9 +75,14 @@ def _code_with_punctuation(match: re.Match[str]) -> str:
         match["punct"],
     )
     cut = max(text.rfind(c) for c in "._/ (") + 1
-    if opening or len(text) <= SHORT_CODE or cut <= 0:
+    if len(text) <= SHORT_CODE or cut <= 0:
         return f'<span class="nobreak">{opening}<code>{text}</code>{closing}{punct}</span>'
     head, tail = text[:cut], text[cut:]
+    if opening:  # a link: one element, so the punctuation joins the tail inside it
+        return (
+            f'{opening}<code class="code-head">{head}</code>'
+            f'<span class="nobreak"><code class="code-tail">{tail}</code>{punct}</span>{closing}'
+        )
     return (
         f'<code class="code-head">{head}</code>'
         f'<span class="nobreak"><code class="code-tail">{tail}</code>{punct}</span>'
