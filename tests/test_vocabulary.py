@@ -56,6 +56,7 @@ CONVENTIONS = [
         re.compile(r"[A-Z][a-z]+、[A-Z][a-z]+、[A-Z][a-z]+（"),
         "three or more authors as 第一作者 等（年份）",
     ),
+    (re.compile(r"\b[A-Z][a-z]+、[A-Z][a-z]+（"), "two authors as A 和 B（年份）"),
 ]
 
 # Names of recurring headings and pages: one form each (variant -> the form to use).
