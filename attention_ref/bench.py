@@ -555,9 +555,10 @@ def summary(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _caption(results: dict[str, Any]) -> str:
+def _caption(results: dict[str, Any], lang: str = "en") -> str:
     m, v = results["machine"], results["versions"]
-    where = m.get("gpu") or f"{m['cpu']}, {m['cores']} cores"
+    cores = {"en": "{cpu}, {cores} cores", "zh": "{cpu}，{cores} 核"}[lang]
+    where = m.get("gpu") or cores.format(**m)
     return (
         f"{where} · GEMM {results['gemm_gflops']:.0f} GFLOP/s · torch {v['torch']} · "
         f"numpy {v['numpy']} · Python {v['python']} · {results['date']}"
@@ -584,6 +585,17 @@ def _cjk_font() -> str | None:
     return None
 
 
+def _with_slope(label: str, slope: float, lang: str) -> str:
+    """A legend entry with its fitted slope: "chunked_attention (slope 1.93)"; in Chinese,
+    full-width parentheses, one pair: "chunked_attention（分块，斜率 1.93）"."""
+    word = _LABELS[lang]["slope"]
+    if lang != "zh":
+        return f"{label} ({word} {slope:.2f})"
+    if label.endswith("）"):
+        return f"{label[:-1]}，{word} {slope:.2f}）"
+    return f"{label}（{word} {slope:.2f}）"
+
+
 def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -> Figure:
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullLocator
@@ -606,7 +618,9 @@ def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -
         if not points:
             continue
         slope = slopes.get(name)
-        label = labels.get(name, name) + (f" ({labels['slope']} {slope:.2f})" if slope else "")
+        label = (
+            _with_slope(labels.get(name, name), slope, lang) if slope else labels.get(name, name)
+        )
         ax.plot(*zip(*points, strict=True), marker="o", label=label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(config["sizes"], labels=[str(n) for n in config["sizes"]])
@@ -620,7 +634,16 @@ def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -
     ax.grid(True, which="both", alpha=0.3)
     if ax.get_lines():
         ax.legend(prop=font and {"family": font["family"]}, fontsize=8)
-    fig.text(0.5, 0.0, _caption(results), ha="center", va="bottom", fontsize=7, color="0.35")
+    fig.text(
+        0.5,
+        0.0,
+        _caption(results, lang),
+        ha="center",
+        va="bottom",
+        fontsize=7,
+        color="0.35",
+        fontdict=font,
+    )
     fig.get_layout_engine().set(h_pad=0.25)
     return fig
 

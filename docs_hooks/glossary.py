@@ -4,9 +4,9 @@ The glossary pages hold a line ``<!-- glossary-terms en -->`` (glossary.md) or
 ``<!-- glossary-terms zh -->`` (glossary.zh.md); the hook replaces it with a Markdown table:
 each row has the term's anchor (``glossary.md#causal-mask``), the term in the page's language
 with its translation beside it, the definition in the page's language, and the symbol or code
-name. One data file serves both languages, so the two pages always list the same terms;
-tests/test_glossary.py checks that every term has both definitions and that every
-``glossary.md#...`` link of the pages lands on one.
+name, and the other names readers know (``aliases``). One data file serves both languages,
+so the two pages always list the same terms; tests/test_glossary.py checks that every term
+has both definitions and that every ``glossary.md#...`` link of the pages lands on one.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ import yaml
 DATA = Path(__file__).resolve().parents[1] / "docs" / "includes" / "glossary.yml"
 LANGUAGES = ("en", "zh")
 MARKER = re.compile(r"^<!-- glossary-terms (?P<lang>\w+) -->$", re.M)
+HTML_LANG = {"zh": "zh-Hans"}  # the script named, as docs_hooks/languages.py does for the pages
+ALIASES = {"en": "also called", "zh": "又称"}
 HEADERS = {
     "en": ("Term", "Definition", "Symbol / in code"),
-    "zh": ("术语", "定义", "符号 / 代码"),
+    "zh": ("术语", "定义", "符号/代码"),
 }
 
 
@@ -50,9 +52,12 @@ def render_table(terms: list[dict[str, Any]], lang: str) -> str:
     other = _other(lang)
     rows = ["| " + " | ".join(HEADERS[lang]) + " |", "| --- | --- | --- |"]
     for term in terms:
+        aliases = (term.get("aliases") or {}).get(lang) or []
+        also = f"<br>{ALIASES[lang]}" + "、".join(aliases) if aliases else ""
         cells = (
             f'<a id="{html.escape(term["id"])}"></a>**{term["term"][lang]}**'
-            f'<br><span lang="{other}">{html.escape(term["term"][other])}</span>',
+            f'<br><span lang="{HTML_LANG.get(other, other)}">'
+            f"{html.escape(term['term'][other])}</span>{also}",
             " ".join(term["definition"][lang].split()),
             term.get("symbol") or "",
         )

@@ -6,10 +6,13 @@
   for the Chinese build; the locale is set here for each page instead.
 - The headings' permalink anchors say "永久链接", not "Permanent link" (Python-Markdown's toc
   extension has one title for every language).
+- ``<html lang="zh-Hans">``: the script named, so that browsers pick Simplified Chinese glyphs.
 - Inline code and the closing punctuation right after it stay on one line: Chromium may break
   between them (Material lets code wrap anywhere), and a Chinese line must not begin with
   。，）. Long code keeps only its last part (after the last ``.``, ``_`` or ``/``) with the
-  punctuation, so it can still wrap before that (docs/stylesheets/extra.css, ``.nobreak``).
+  punctuation, so it can still wrap before that (docs/stylesheets/extra.css, ``.nobreak``); in a
+  link, the punctuation goes inside the link with that last part, so a long linked name still
+  fits a phone screen.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import re
 from mkdocs.exceptions import PluginError
 
 PERMALINK_TITLE = {"zh": "永久链接"}
+# The <html> lang attribute: zh-Hans names the script, so that browsers draw Simplified Chinese
+# glyphs (Material writes lang="zh"). The hreflang links keep the language code, zh.
+HTML_LANG = {"zh": "zh-Hans"}
 CLOSING = "。，、；：？！）」』”’"
 CODE_THEN_PUNCTUATION = re.compile(
     r"(?P<open><a [^>]*>)?<code>(?P<text>[^<]*)</code>(?P<close></a>)?"
@@ -50,6 +56,17 @@ def on_page_content(html: str, page, config, files) -> str:
     return CODE_THEN_PUNCTUATION.sub(_code_with_punctuation, html)
 
 
+def on_post_page(output: str, page, config) -> str:
+    """``<html lang="zh-Hans">`` on a Chinese page."""
+    lang = _lang(page, config)
+    if lang not in HTML_LANG:
+        return output
+    opening = f'<html lang="{lang}"'
+    if opening not in output:
+        raise PluginError(f"languages: {page.file.src_uri} has no {opening}>; update the hook")
+    return output.replace(opening, f'<html lang="{HTML_LANG[lang]}"', 1)
+
+
 def _code_with_punctuation(match: re.Match[str]) -> str:
     opening, closing = match["open"] or "", match["close"] or ""
     text, punct = match["text"], match["punct"]
@@ -58,6 +75,11 @@ def _code_with_punctuation(match: re.Match[str]) -> str:
         return f'<span class="nobreak">{opening}<code>{text}</code>{closing}{punct}</span>'
     # A linked name is split into two links to the same place, so the head can still wrap.
     head, tail = text[:cut], text[cut:]
+    if opening:  # a link: one element, so the punctuation joins the tail inside it
+        return (
+            f'{opening}<code class="code-head">{head}</code>'
+            f'<span class="nobreak"><code class="code-tail">{tail}</code>{punct}</span>{closing}'
+        )
     return (
         f'{opening}<code class="code-head">{head}</code>{closing}'
         f'<span class="nobreak">{opening}<code class="code-tail">{tail}</code>{closing}'

@@ -23,7 +23,7 @@ def _pages() -> list[Path]:
 @pytest.mark.parametrize("term", TERMS, ids=[str(t.get("id")) for t in TERMS])
 def test_every_term_has_both_languages(term):
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", term["id"]), term
-    assert set(term) <= {"id", "term", "symbol", "definition"}, term["id"]
+    assert set(term) <= {"id", "term", "symbol", "definition", "aliases", "rejects"}, term["id"]
     for lang in LANGUAGES:
         name, definition = term["term"][lang].strip(), term["definition"][lang].strip()
         assert name and definition, (term["id"], lang)

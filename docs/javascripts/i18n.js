@@ -38,7 +38,7 @@
     return { lang: link.hreflang, path: "/" + parts[i].map(function (s) { return s + "/" }).join("") }
   })
   roots.sort(function (a, b) { return b.path.length - a.path.length })
-  var own = document.documentElement.lang
+  var own = document.documentElement.lang.split("-")[0]  // zh-Hans: the hreflang is zh
 
   function language(item) {
     var link = item.querySelector("a[href]")

@@ -34,7 +34,7 @@ TEXT = {
         "query": "查询位置 i",
         "key": "键位置 j",
         "head": "头 {h}：斜率 1/{d}",
-        "alibi_title": "alibi_bias(8, 8) 加因果掩码：空白 = 被掩盖（未来的键）",
+        "alibi_title": "alibi_bias(8, 8) 加因果掩码：空白 = 被掩码（未来的键）",
         "length": "评估长度（训练长度为 8）",
         "accuracy": "准确率：前一个词元",
         "trained": "训练长度",

@@ -31,7 +31,7 @@ def fig_selfattn_weights(lang: str) -> Figure:
 
     text = {
         "en": {"title": "Weights of “The cat sat”", "x": "key", "y": "query"},
-        "zh": {"title": "“The cat sat”的注意力权重", "x": "键 (key)", "y": "查询 (query)"},
+        "zh": {"title": "“The cat sat”的注意力权重", "x": "键", "y": "查询"},
     }[lang]
     x, w_q, w_k, _ = _worked_example()
     weights = attention_weights(x @ w_q, x @ w_k)  # (L, S) = (3, 3)

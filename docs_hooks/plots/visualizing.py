@@ -12,10 +12,7 @@ from matplotlib.figure import Figure
 
 # The sequence the page's doctests use: token ids 2 0 5 9 1 4.
 TOKEN_IDS = [2, 0, 5, 9, 1, 4]
-VOCABULARY = {
-    "en": list("ABCDEFGHIJ"),
-    "zh": list("甲乙丙丁戊己庚辛壬癸"),  # the ten heavenly stems: placeholder symbols
-}
+VOCABULARY = list("ABCDEFGHIJ")  # both languages: the letters the code and its output use
 TEXT = {
     "en": {
         "key": "key",
@@ -71,7 +68,7 @@ def _heads_figure(weights, lang: str, titles: list[str]) -> Figure:
 
     from attention_ref.plotting import plot_heads
 
-    tokens = [VOCABULARY[lang][i] for i in TOKEN_IDS]
+    tokens = [VOCABULARY[i] for i in TOKEN_IDS]
     fig = plot_heads(weights, tokens, titles=titles)
     plt.close(fig)  # keep the figure, drop pyplot's reference to it
     for ax in fig.axes:
@@ -100,7 +97,7 @@ def fig_vis_averaged(lang: str) -> Figure:
     from attention_ref.plotting import plot_attention
 
     weights = _weights(150).mean(dim=0)  # (L, L): average_attn_weights=True
-    tokens = [VOCABULARY[lang][i] for i in TOKEN_IDS]
+    tokens = [VOCABULARY[i] for i in TOKEN_IDS]
     fig = Figure(figsize=(4.2, 4.2), layout="constrained")
     ax = plot_attention(weights, tokens, ax=fig.subplots(), title=TEXT[lang]["average"])
     ax.set(xlabel=TEXT[lang]["key"], ylabel=TEXT[lang]["query"])

@@ -62,6 +62,12 @@ class Page:
         return SITE / self.relative / "index.html"
 
     @property
+    def html_lang(self) -> str:
+        """The ``lang`` attribute of the page's ``<html>``: ``zh-Hans`` names the script, so that
+        browsers draw Simplified Chinese glyphs (docs_hooks/languages.py)."""
+        return {"zh": "zh-Hans"}.get(self.lang, self.lang)
+
+    @property
     def id(self) -> str:
         return f"{self.lang}:{self.slug or 'home'}"
 

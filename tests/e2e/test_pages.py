@@ -31,7 +31,7 @@ def test_requests_only_this_site(page: Page, visits: Visits) -> None:
 
 
 def test_lang_attribute(page: Page, visits: Visits) -> None:
-    assert visits.desktop(page).facts["lang"] == page.lang
+    assert visits.desktop(page).facts["lang"] == page.html_lang
 
 
 def test_math_typeset(page: Page, visits: Visits) -> None:
@@ -65,7 +65,7 @@ def test_language_switcher(page: Page, visits: Visits) -> None:
     The same test of the twin page (``en:x`` and ``zh:x``) checks the way back.
     """
     twin = page.twin()
-    assert visits.desktop(page).switch == (twin.path, 200, twin.lang)
+    assert visits.desktop(page).switch == (twin.path, 200, twin.html_lang)
 
 
 def test_copy_buttons(page: Page, visits: Visits) -> None:
