@@ -20,7 +20,7 @@ def fig_mha_split(lang: str) -> Figure:
 
     titles = {
         "en": ["input", "project", "split heads", "weights", "weighted sum", "concat", "output"],
-        "zh": ["输入", "投影", "拆分成头", "注意力权重", "加权求和", "拼接", "输出投影"],
+        "zh": ["输入", "投影", "拆分成头", "注意力权重", "加权求和", "拼接", "输出"],
     }[lang]
     shapes = ["(L, E)", "(L, E)", "(H, L, D)", "(H, L, S)", "(H, L, D)", "(L, E)", "(L, E)"]
     formulas = [  # the same in both languages: mathtext has no Chinese glyphs

@@ -143,17 +143,22 @@ def fig_layer_residual(lang: str) -> Figure:
             "similarity": "cosine similarity to the input",
             "x": "layer",
             "input": "input",
+            "post": "Post-LN",
+            "pre": "Pre-LN",
         },
         "zh": {
             "rms": "残差流的均方根（RMS）",
             "similarity": "与输入的余弦相似度",
             "x": "层",
             "input": "输入",
+            "post": "后归一化",
+            "pre": "前归一化",
         },
     }[lang]
     fig = Figure(figsize=(7.6, 3.0), layout="constrained")
     left, right = fig.subplots(1, 2)
-    for norm_first, label, color in ((False, "Post-LN", "tab:blue"), (True, "Pre-LN", "tab:red")):
+    for norm_first, color in ((False, "tab:blue"), (True, "tab:red")):
+        label = text["pre" if norm_first else "post"]
         rms, similarity = _residual_stream(norm_first)
         left.plot(range(DEPTH + 1), rms, marker=".", color=color, label=label)
         right.plot(range(DEPTH + 1), similarity, marker=".", color=color, label=label)
