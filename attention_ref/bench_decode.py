@@ -43,17 +43,17 @@ _LABELS = {
         "uncached": "without a cache (full forward)",
         "t": "tokens so far, t",
         "time": "time per generated token (s)",
-        "slope": "slope",
+        "legend": "{name} (slope {slope:.2f})",
         "caption": "{cpu}, {cores} cores, {threads} threads",
         "title": "Generating one token, CPU: {layers} layers, d_model = {d_model}, "
         "{nhead} heads, float32",
     },
     "zh": {
         "cached": "使用 KV 缓存",
-        "uncached": "不用缓存（完整前向）",
+        "uncached": "不用缓存，完整前向传播",
         "t": "已有词元数 t",
         "time": "生成一个词元的时间（秒）",
-        "slope": "斜率",
+        "legend": "{name}（斜率 {slope:.2f}）",
         "caption": "{cpu}，{cores} 核，{threads} 线程",
         "title": "生成一个词元（CPU）：{layers} 层，d_model = {d_model}，{nhead} 个头，float32",
     },
@@ -162,7 +162,7 @@ def plot_decode(results: dict[str, Any], lang: str = "en") -> Figure:
     fig = Figure(figsize=(7.5, 4.6), layout="constrained")
     ax = fig.add_subplot()
     for key in ("uncached", "cached"):
-        label = f"{labels[key]} ({labels['slope']} {decode['slopes'][key]:.2f})"
+        label = labels["legend"].format(name=labels[key], slope=decode["slopes"][key])
         ax.plot(decode["lengths"], decode[f"{key}_s"], marker="o", label=label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(decode["lengths"], labels=[str(t) for t in decode["lengths"]])
