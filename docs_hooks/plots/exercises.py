@@ -16,6 +16,8 @@ TEXT = {
         "crossover": f"n = d = {WIDTH}",
         "n": "sequence length n",
         "flops": "FLOPs",
+        "Post-LN": "Post-LN",
+        "Pre-LN": "Pre-LN",
         "grad_title": "Gradient norm per layer at initialization",
         "layer": "layer",
         "grad": "gradient norm",
@@ -30,6 +32,8 @@ TEXT = {
         "crossover": f"n = d = {WIDTH}",
         "n": "序列长度 n",
         "flops": "浮点运算次数（FLOPs）",
+        "Post-LN": "后归一化",
+        "Pre-LN": "前归一化",
         "grad_title": "初始化时每层的梯度范数",
         "layer": "层",
         "grad": "梯度范数",
@@ -93,8 +97,8 @@ def fig_ex_ln_gradients(lang: str) -> Figure:
         results.items(), ("tab:blue", "tab:red"), strict=True
     ):
         layers = range(1, len(norms) + 1)
-        left.plot(layers, norms, marker="o", color=color, label=name)
-        right.plot(range(1, len(losses) + 1), losses, color=color, label=name)
+        left.plot(layers, norms, marker="o", color=color, label=text[name])
+        right.plot(range(1, len(losses) + 1), losses, color=color, label=text[name])
     left.set(title=text["grad_title"], xlabel=text["layer"], ylabel=text["grad"], ylim=(0, None))
     left.set_xticks(range(1, len(results["Post-LN"][0]) + 1))
     right.set(title=text["loss_title"], xlabel=text["step"], ylabel=text["loss"], ylim=(0, None))

@@ -93,7 +93,7 @@ def fig_sdpa_saturation(lang: str) -> Figure:
             "uniform": f"uniform: 1/m = 1/{NUM_KEYS}",
         },
         "zh": {
-            "sat": "饱和：最大的权重",
+            "sat": "饱和：最大权重",
             "sat_y": f"{NUM_KEYS} 个键中最大权重的均值",
             "grad": "梯度大小",
             "grad_y": "雅可比矩阵 diag(p) − ppᵀ 的 F 范数均值",
