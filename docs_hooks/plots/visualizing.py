@@ -28,7 +28,7 @@ TEXT = {
         "head": "头 {h}",
         "previous": "头 {h}：前一个词元",
         "mirror": "头 {h}：镜像位置的词元",
-        "average": "2 个头的平均",
+        "average": "两个头的平均",
     },
 }
 
