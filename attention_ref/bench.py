@@ -100,7 +100,7 @@ TRAIN_IMPLEMENTATIONS = ("reference", "chunked", "sdpa")
 
 _LABELS = {
     "en": {
-        "reference": "reference (plain)",
+        "reference": "plain reference",
         "chunked": "chunked_attention",
         "sdpa": "PyTorch SDPA",
         "local": f"sliding window (w={WINDOW})",
@@ -108,17 +108,18 @@ _LABELS = {
         "n": "sequence length n",
         "time": "time per call (s)",
         "memory": "extra peak memory (MiB)",
-        "time_title": "Attention forward, N={batch}, H={heads}, E={head_dim}, {dtype}, {device}",
-        "memory_title": "Extra peak memory, N={batch}, H={heads}, E={head_dim}, {dtype}, {device}",
-        "train_time_title": "Forward + backward, N={batch}, H={heads}, E={head_dim}, {dtype}, "
+        "time_title": "Attention forward, N={batch}, h={heads}, d_k={head_dim}, {dtype}, {device}",
+        "memory_title": "Extra peak memory, N={batch}, h={heads}, d_k={head_dim}, {dtype}, "
         "{device}",
-        "train_memory_title": "Extra peak memory, forward + backward, N={batch}, H={heads}, "
-        "E={head_dim}, {dtype}, {device}",
+        "train_time_title": "Forward + backward, N={batch}, h={heads}, d_k={head_dim}, {dtype}, "
+        "{device}",
+        "train_memory_title": "Extra peak memory, forward + backward, N={batch}, h={heads}, "
+        "d_k={head_dim}, {dtype}, {device}",
         "slope": "slope",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
     },
     "zh": {
-        "reference": "参考实现（朴素）",
+        "reference": "朴素参考实现",
         "chunked": "chunked_attention（分块）",
         "sdpa": "PyTorch SDPA",
         "local": f"滑动窗口（w={WINDOW}）",
@@ -126,11 +127,11 @@ _LABELS = {
         "n": "序列长度 n",
         "time": "每次调用耗时（秒）",
         "memory": "额外峰值内存（MiB）",
-        "time_title": "注意力前向耗时，N={batch}，H={heads}，E={head_dim}，{dtype}，{device}",
-        "memory_title": "额外峰值内存，N={batch}，H={heads}，E={head_dim}，{dtype}，{device}",
-        "train_time_title": "前向 + 反向耗时，N={batch}，H={heads}，E={head_dim}，"
+        "time_title": "注意力前向耗时，N={batch}，h={heads}，d_k={head_dim}，{dtype}，{device}",
+        "memory_title": "额外峰值内存，N={batch}，h={heads}，d_k={head_dim}，{dtype}，{device}",
+        "train_time_title": "前向加反向耗时，N={batch}，h={heads}，d_k={head_dim}，"
         "{dtype}，{device}",
-        "train_memory_title": "前向 + 反向的额外峰值内存，N={batch}，H={heads}，E={head_dim}，"
+        "train_memory_title": "前向加反向的额外峰值内存，N={batch}，h={heads}，d_k={head_dim}，"
         "{dtype}，{device}",
         "slope": "斜率",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
