@@ -35,7 +35,8 @@ DOWNLOADS = "downloads"
 LINKS = {  # the line under the page's title; `{ download }` saves rather than opens the file
     "en": "Download the examples: [notebook]({notebook}){{ download }} · "
     "[script]({script}){{ download }}",
-    "zh": "下载本页示例：[Jupyter 笔记本]({notebook}){{ download }} · [脚本]({script}){{ download }}",
+    "zh": "下载本页示例：[Jupyter 笔记本]({notebook}){{ download }} · "
+    "[脚本]({script}){{ download }}",
 }
 CODE = re.compile(
     r'(?P<before><div class="[^"]*\bhighlight\b[^"]*">(?:<span class="filename">.*?</span>)?'

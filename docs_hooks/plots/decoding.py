@@ -40,7 +40,7 @@ TEXT = {
         "new": "新增",
         "decoder": "2017 年的解码器层（后归一化）",
         "llama": "Llama 块（RMSNorm 前归一化）",
-        "masked": "带掩码的自注意力",
+        "masked": "掩码自注意力",
         "cross": "交叉注意力",
         "attention": "分组查询注意力 + RoPE",
         "ffn": "前馈网络",
