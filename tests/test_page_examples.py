@@ -328,8 +328,10 @@ def _built_or_skip(doc: Path) -> str:
     built = built_page(doc)
     if not built.is_file():
         pytest.skip(f"no built site at {SITE} (`nox -s docs` builds it)")
-    if built.stat().st_mtime < doc.stat().st_mtime:
-        pytest.skip(f"{built.relative_to(SITE)} is older than {doc.name}: rebuild the site")
+    sources = [doc, *(doc.parent / "includes").iterdir()]  # a page may include those files
+    newest = max(sources, key=lambda source: source.stat().st_mtime)
+    if built.stat().st_mtime < newest.stat().st_mtime:
+        pytest.skip(f"{built.relative_to(SITE)} is older than {newest.name}: rebuild the site")
     return built.read_text(encoding="utf-8")
 
 
