@@ -1,4 +1,4 @@
-"""MkDocs hook: the glossary table, drawn from docs/includes/glossary.yml in the page's language.
+"""MkDocs hook: the glossary tables, drawn from docs/includes/*.yml in the page's language.
 
 The glossary pages hold a line ``<!-- glossary-terms en -->`` (glossary.md) or
 ``<!-- glossary-terms zh -->`` (glossary.zh.md); the hook replaces it with a Markdown table:
@@ -7,6 +7,9 @@ with its translation beside it, the definition in the page's language, and the s
 name, and the other names readers know (``aliases``). One data file serves both languages,
 so the two pages always list the same terms; tests/test_glossary.py checks that every term
 has both definitions and that every ``glossary.md#...`` link of the pages lands on one.
+
+The shape legend (docs/includes/shape-legend.yml: the paper's symbol, the code's letter, what it
+means) is drawn the same way where a page holds ``<!-- shape-legend en -->`` or ``... zh -->``.
 """
 
 from __future__ import annotations
@@ -18,15 +21,20 @@ from typing import Any
 
 import yaml
 
-DATA = Path(__file__).resolve().parents[1] / "docs" / "includes" / "glossary.yml"
+INCLUDES = Path(__file__).resolve().parents[1] / "docs" / "includes"
+DATA = INCLUDES / "glossary.yml"
+SHAPES = INCLUDES / "shape-legend.yml"
 LANGUAGES = ("en", "zh")
 MARKER = re.compile(r"^<!-- glossary-terms (?P<lang>\w+) -->$", re.M)
+SHAPES_MARKER = re.compile(r"^<!-- shape-legend (?P<lang>\w+) -->$", re.M)
 HTML_LANG = {"zh": "zh-Hans"}  # the script named, as docs_hooks/languages.py does for the pages
 ALIASES = {"en": "also called", "zh": "又称"}
 HEADERS = {
     "en": ("Term", "Definition", "Symbol / in code"),
     "zh": ("术语", "定义", "符号/代码"),
 }
+SHAPE_COLUMNS = ("paper", "code", "meaning")
+SHAPE_HEADERS = {"en": ("Paper", "Code", "Meaning"), "zh": ("论文", "代码", "含义")}
 
 
 class GlossaryError(ValueError):
@@ -39,6 +47,20 @@ def load_terms(path: Path = DATA) -> list[dict[str, Any]]:
     if not isinstance(terms, list):
         raise GlossaryError(f"{path}: expected a list of terms, got {type(terms).__name__}")
     return terms
+
+
+def load_shapes(path: Path = SHAPES) -> list[dict[str, Any]]:
+    """The rows of the shape legend, in the data file's order."""
+    rows = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(rows, list):
+        raise GlossaryError(f"{path}: expected a list of rows, got {type(rows).__name__}")
+    return rows
+
+
+def cell(value: str | dict[str, str], lang: str) -> str:
+    """A cell of a data file: the same text in every language, or ``{en: ..., zh: ...}``."""
+    text = value if isinstance(value, str) else value[lang]
+    return " ".join(str(text).split())
 
 
 def _other(lang: str) -> str:
@@ -67,14 +89,30 @@ def render_table(terms: list[dict[str, Any]], lang: str) -> str:
     return "\n".join(rows)
 
 
+def render_shapes(rows: list[dict[str, Any]], lang: str) -> str:
+    """The shape legend as a Markdown table in ``lang``: paper, code, meaning."""
+    if lang not in LANGUAGES:
+        raise GlossaryError(f"shape legend: expected a language in {LANGUAGES}, got {lang!r}")
+    lines = ["| " + " | ".join(SHAPE_HEADERS[lang]) + " |", "| --- | --- | --- |"]
+    for row in rows:
+        cells = [cell(row[column], lang) for column in SHAPE_COLUMNS]
+        if any("|" in text for text in cells):
+            raise GlossaryError(f"shape legend: {cells[1]!r} holds a '|', which splits a cell")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    """Replace the glossary marker of a page with the table in the marker's language."""
-    if not MARKER.search(markdown):
-        return markdown
-    terms = load_terms()
+    """Replace the glossary markers of a page with the tables in the markers' language."""
     try:
-        return MARKER.sub(lambda match: render_table(terms, match["lang"]), markdown)
+        if MARKER.search(markdown):
+            terms = load_terms()
+            markdown = MARKER.sub(lambda match: render_table(terms, match["lang"]), markdown)
+        if SHAPES_MARKER.search(markdown):
+            shapes = load_shapes()
+            markdown = SHAPES_MARKER.sub(lambda m: render_shapes(shapes, m["lang"]), markdown)
     except (GlossaryError, KeyError) as error:
         from mkdocs.exceptions import PluginError
 
         raise PluginError(f"{page.file.src_uri}: {error}") from error
+    return markdown

@@ -7,13 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks.glossary import DATA, LANGUAGES, MARKER, GlossaryError, load_terms, render_table
+from docs_hooks.glossary import (
+    DATA,
+    LANGUAGES,
+    MARKER,
+    SHAPE_COLUMNS,
+    SHAPES_MARKER,
+    GlossaryError,
+    cell,
+    load_shapes,
+    load_terms,
+    render_shapes,
+    render_table,
+)
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LINK = re.compile(r"glossary(?:\.zh)?\.md#(?P<anchor>[\w-]+)")
 HEADING_ID = re.compile(r"\{ *#(?P<anchor>[\w-]+) *\}")
 TERMS = load_terms()
+SHAPES = load_shapes()
 
 
 def _pages() -> list[Path]:
@@ -58,7 +71,34 @@ def test_every_glossary_link_lands_on_a_term(page):
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_each_glossary_page_draws_its_own_language(lang):
     page = DOCS / ("glossary.md" if lang == "en" else f"glossary.{lang}.md")
-    assert [m["lang"] for m in MARKER.finditer(page.read_text(encoding="utf-8"))] == [lang]
+    text = page.read_text(encoding="utf-8")
+    assert [m["lang"] for m in MARKER.finditer(text)] == [lang]
+    assert [m["lang"] for m in SHAPES_MARKER.finditer(text)] == [lang]
+
+
+@pytest.mark.parametrize("row", SHAPES, ids=[cell(row["code"], "en") for row in SHAPES])
+def test_every_shape_row_has_both_languages(row):
+    """A cell with words has one text per language; a shared cell has formulas and code only."""
+    assert set(row) == set(SHAPE_COLUMNS), row
+    for column in SHAPE_COLUMNS:
+        value = row[column]
+        if isinstance(value, str):
+            bare = re.sub(r"`[^`]*`|\$[^$]*\$", "", value)
+            assert not CJK.search(bare) and not re.search(r"[a-z]{3,}", bare), (column, value)
+            continue
+        assert set(value) == set(LANGUAGES), (column, value)
+        assert CJK.search(cell(value, "zh")), (column, value)
+        assert not CJK.search(cell(value, "en")), (column, value)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_shape_legend_has_a_row_per_shape(lang):
+    table = render_shapes(SHAPES, lang).splitlines()
+    assert len(table) == 2 + len(SHAPES)
+    for row, line in zip(SHAPES, table[2:], strict=True):
+        assert line == "| " + " | ".join(cell(row[c], lang) for c in SHAPE_COLUMNS) + " |"
+    if lang != "zh":
+        assert not CJK.search("\n".join(table))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -81,4 +121,8 @@ def test_bad_data_is_refused(tmp_path):
     not_a_list.write_text("id: attention\n", encoding="utf-8")
     with pytest.raises(GlossaryError, match="expected a list of terms, got dict"):
         load_terms(not_a_list)
+    with pytest.raises(GlossaryError, match="expected a list of rows, got dict"):
+        load_shapes(not_a_list)
+    with pytest.raises(GlossaryError, match="holds a '|'"):
+        render_shapes([dict(SHAPES[0], meaning="a | b")], "en")
     assert DATA.is_file()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks.glossary import load_terms
+from docs_hooks.glossary import SHAPE_COLUMNS, cell, load_shapes, load_terms
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 TERMS = load_terms()
@@ -140,11 +140,14 @@ def test_chinese_page_uses_the_glossary_terms(page):
 
 
 def test_glossary_definitions_use_the_glossary_terms():
+    shapes = [cell(row[column], "zh") for row in load_shapes() for column in SHAPE_COLUMNS]
+    texts = [(term["id"], term["definition"]["zh"]) for term in TERMS]
+    texts += [("shape legend", text) for text in shapes]
     wrong = [
-        f"{term['id']}: {variant!r} -> {use}"
-        for term in TERMS
+        f"{where}: {variant!r} -> {use}"
+        for where, text in texts
         for variant, use in _forbidden().items()
-        if variant in prose(term["definition"]["zh"])
+        if variant in prose(text)
     ]
     assert not wrong, "\n".join(wrong)
 
