@@ -31,9 +31,6 @@ __all__ = ["CONVENTIONS", "from_sdpa_mask", "to_additive_mask", "to_sdpa_mask"]
 
 CONVENTIONS = ("sdpa", "mha_attn_mask", "mha_key_padding_mask", "huggingface", "masked_fill")
 
-# Old names that are gone, and the name to use instead.
-_RENAMED = {"seeds": "masked_fill"}
-
 # What each convention accepts: dtype kinds and numbers of dimensions (None: any).
 _KINDS = {
     "sdpa": ("bool",),
@@ -64,12 +61,6 @@ def _kind(mask: Tensor) -> str:
 
 
 def _check_convention(convention: object) -> str:
-    if isinstance(convention, str) and convention in _RENAMED:
-        new = _RENAMED[convention]
-        raise ValueError(
-            f"convention: {convention!r} was renamed; use {new!r} "
-            f"(masked_fill(mask == 0, ...): 0 = masked)"
-        )
     if convention not in CONVENTIONS:
         raise ValueError(f"convention: expected one of {CONVENTIONS}, got {convention!r}")
     return convention  # type: ignore[return-value]
