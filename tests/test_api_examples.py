@@ -17,9 +17,9 @@ import torch
 
 import attention_ref
 
-MODULES = [
-    importlib.import_module(f"attention_ref.{info.name}")
-    for info in pkgutil.iter_modules(attention_ref.__path__)
+MODULES = [  # every module, those of subpackages (attention_ref.lab) included
+    importlib.import_module(info.name)
+    for info in pkgutil.walk_packages(attention_ref.__path__, prefix="attention_ref.")
 ]
 FINDER = doctest.DocTestFinder(exclude_empty=True)
 EXAMPLES = [

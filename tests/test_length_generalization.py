@@ -9,7 +9,7 @@ are not asserted.
 import pytest
 import torch
 
-from attention_ref.length_generalization import (
+from attention_ref.lab.length_generalization import (
     ENCODINGS,
     PositionalToyModel,
     length_generalization,

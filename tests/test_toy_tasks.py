@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attention_ref.toy_tasks import ToyAttentionModel, toy_accuracy, toy_batch, train_toy_model
+from attention_ref.lab.toy_tasks import ToyAttentionModel, toy_accuracy, toy_batch, train_toy_model
 
 LENGTH = 6
 

@@ -78,7 +78,7 @@ def _ln_experiment() -> dict[str, tuple[list[float], list[float]]]:
 
     Cached: the English and the Chinese figure share one run.
     """
-    from attention_ref.experiments import layer_grad_norms, train_losses
+    from attention_ref.lab.layernorm_placement import layer_grad_norms, train_losses
 
     return {
         name: (layer_grad_norms(norm_first).tolist(), train_losses(norm_first))

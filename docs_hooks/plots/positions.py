@@ -102,14 +102,14 @@ def fig_alibi_bias(lang: str) -> Figure:
 @cache
 def _experiment(lengths: tuple[int, ...]) -> dict[str, list[float]]:
     """The experiment's results, computed once for both languages."""
-    from attention_ref.length_generalization import length_generalization
+    from attention_ref.lab.length_generalization import length_generalization
 
     return length_generalization(lengths, seed=0)
 
 
 def fig_length_generalization(lang: str) -> Figure:
     """Accuracy against length for the four encodings (seed 0), and the same numbers as a table."""
-    from attention_ref.length_generalization import ENCODINGS
+    from attention_ref.lab.length_generalization import ENCODINGS
 
     text = TEXT[lang]
     lengths = (8, 12, 16, 24, 32)

@@ -1,6 +1,6 @@
 """Figures of the page "Visualizing attention": the heads of a toy model, trained at build time.
 
-The model (attention_ref.toy_tasks) is trained once per build, seeded, on one CPU thread
+The model (attention_ref.lab.toy_tasks) is trained once per build, seeded, on one CPU thread
 (about a second); both languages and all figures share it.
 """
 
@@ -38,7 +38,7 @@ def _weights(steps: int):
     """Per-head weights ``(H, L, L)`` of the toy model after ``steps`` Adam steps (seed 0)."""
     import torch
 
-    from attention_ref.toy_tasks import train_toy_model
+    from attention_ref.lab.toy_tasks import train_toy_model
 
     model = train_toy_model(steps)  # steps=0: the initial weights
     with torch.no_grad():

@@ -7,7 +7,7 @@ asserted here on a few of them; only what held on every seed is asserted.
 import pytest
 import torch
 
-from attention_ref.experiments import (
+from attention_ref.lab.layernorm_placement import (
     EncoderStack,
     layer_grad_norms,
     reverse_task,

@@ -13,7 +13,7 @@ The four ways of adding positions:
 - ``"rope"``: the attention rotates queries and keys (``rope_base=10000``).
 
 Each model trains on sequences of ``train_length`` tokens and is then evaluated on longer
-ones. Training runs on one CPU thread (restored afterwards): the tensors are tiny.
+ones. Training runs on one CPU thread (`attention_ref.lab.training`): the tensors are tiny.
 
 Shape legend (batch-first): N batch, L length, V vocabulary size, E embed_dim.
 """
@@ -26,9 +26,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .multihead import MultiHeadAttention
-from .positions import sinusoidal_positions
+from ..multihead import MultiHeadAttention
+from ..positions import sinusoidal_positions
 from .toy_tasks import toy_batch
+from .training import adam_steps, seeded
 
 __all__ = ["ENCODINGS", "PositionalToyModel", "length_generalization", "train_with_positions"]
 
@@ -51,7 +52,7 @@ class PositionalToyModel(nn.Module):
 
     Examples:
         >>> import torch
-        >>> from attention_ref.length_generalization import PositionalToyModel
+        >>> from attention_ref.lab.length_generalization import PositionalToyModel
         >>> model = PositionalToyModel("rope")
         >>> model(torch.tensor([[3, 1, 4, 5]])).shape  # (N, L, V)
         torch.Size([1, 4, 32])
@@ -134,28 +135,22 @@ def train_with_positions(
         The model, in eval mode.
 
     Examples:
-        >>> from attention_ref.length_generalization import train_with_positions
+        >>> from attention_ref.lab.length_generalization import train_with_positions
         >>> model = train_with_positions("rope", steps=5)
         >>> model.encoding, model.training
         ('rope', False)
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = PositionalToyModel(encoding, vocab_size, embed_dim, num_heads, max_length)
+    model = seeded(
+        lambda: PositionalToyModel(encoding, vocab_size, embed_dim, num_heads, max_length), seed
+    )
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tensors this small train fastest on one thread
-    try:
-        for _ in range(steps):
-            tokens, targets = _previous_token_batch(batch_size, train_length, vocab_size, generator)
-            logits = model(tokens)[:, 1:]  # (N, L - 1, V)
-            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-    finally:
-        torch.set_num_threads(threads)
+
+    def loss() -> Tensor:
+        tokens, targets = _previous_token_batch(batch_size, train_length, vocab_size, generator)
+        logits = model(tokens)[:, 1:]  # (N, L - 1, V)
+        return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+    adam_steps(model, loss, steps, lr)
     return model.eval()
 
 
@@ -183,7 +178,7 @@ def length_generalization(
             whose previous token the model names.
 
     Examples:
-        >>> from attention_ref.length_generalization import length_generalization
+        >>> from attention_ref.lab.length_generalization import length_generalization
         >>> results = length_generalization([8], encodings=["none", "rope"], steps=100)
         >>> results["rope"][0] > 0.95 > results["none"][0]
         True

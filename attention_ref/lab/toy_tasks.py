@@ -17,7 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .multihead import MultiHeadAttention
+from ..multihead import MultiHeadAttention
+from .training import adam_steps, seeded
 
 __all__ = ["ToyAttentionModel", "toy_accuracy", "toy_batch", "train_toy_model"]
 
@@ -46,7 +47,7 @@ def toy_batch(
 
     Examples:
         >>> import torch
-        >>> from attention_ref.toy_tasks import toy_batch
+        >>> from attention_ref.lab.toy_tasks import toy_batch
         >>> tokens, targets = toy_batch(1, length=4, generator=torch.Generator().manual_seed(5))
         >>> tokens
         tensor([[8, 5, 1, 6]])
@@ -76,7 +77,7 @@ class ToyAttentionModel(nn.Module):
 
     Examples:
         >>> import torch
-        >>> from attention_ref.toy_tasks import ToyAttentionModel
+        >>> from attention_ref.lab.toy_tasks import ToyAttentionModel
         >>> _ = torch.manual_seed(0)
         >>> model = ToyAttentionModel()
         >>> logits, weights = model(torch.tensor([[2, 0, 5, 9, 1, 4]]))
@@ -138,29 +139,21 @@ def train_toy_model(
 
     Examples:
         >>> import torch
-        >>> from attention_ref.toy_tasks import train_toy_model, toy_batch, toy_accuracy
+        >>> from attention_ref.lab.toy_tasks import train_toy_model, toy_batch, toy_accuracy
         >>> model = train_toy_model()
         >>> tokens, targets = toy_batch(1000, generator=torch.Generator().manual_seed(1))
         >>> toy_accuracy(model, tokens, targets) > 0.99
         True
     """
-    with torch.random.fork_rng(devices=[]):  # seed the initial weights, restore the RNG after
-        torch.manual_seed(seed)
-        model = ToyAttentionModel(vocab_size, length, embed_dim, num_heads)
+    model = seeded(lambda: ToyAttentionModel(vocab_size, length, embed_dim, num_heads), seed)
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tensors this small train fastest on one thread
-    try:
-        for _ in range(steps):
-            tokens, targets = toy_batch(batch_size, length, vocab_size, generator=generator)
-            logits, _ = model(tokens)  # (N, L, 2, V)
-            loss = F.cross_entropy(logits.flatten(0, 2), targets.flatten())  # (N*L*2, V), (N*L*2,)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-    finally:
-        torch.set_num_threads(threads)
+
+    def loss() -> Tensor:
+        tokens, targets = toy_batch(batch_size, length, vocab_size, generator=generator)
+        logits, _ = model(tokens)  # (N, L, 2, V)
+        return F.cross_entropy(logits.flatten(0, 2), targets.flatten())  # (N*L*2, V), (N*L*2,)
+
+    adam_steps(model, loss, steps, lr)
     return model.eval()
 
 
@@ -177,7 +170,7 @@ def toy_accuracy(model: ToyAttentionModel, tokens: Tensor, targets: Tensor) -> f
 
     Examples:
         >>> import torch
-        >>> from attention_ref.toy_tasks import toy_batch, toy_accuracy, train_toy_model
+        >>> from attention_ref.lab.toy_tasks import toy_batch, toy_accuracy, train_toy_model
         >>> tokens, targets = toy_batch(100, generator=torch.Generator().manual_seed(0))
         >>> 0.0 <= toy_accuracy(train_toy_model(steps=0), tokens, targets) < 0.5  # untrained
         True

@@ -13,23 +13,20 @@ squared error), so every position has to fetch another position's vector through
 each layer's gradient; `train_losses` trains with Adam at a constant learning rate (no
 warm-up) and returns the loss of every step.
 
-Both run on one CPU thread (restored afterwards): the matrices are tiny, and several threads
-only wait for each other, the more so on a busy machine.
+Both run on one CPU thread (`attention_ref.lab.training`): the matrices are tiny.
 
 Shape legend (batch-first): N batch, L length, E d_model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .encoder import TransformerEncoderLayer
-from .norms import LayerNorm
+from ..encoder import TransformerEncoderLayer
+from ..norms import LayerNorm
+from .training import adam_steps, one_thread, seeded
 
 __all__ = ["EncoderStack", "layer_grad_norms", "reverse_task", "train_losses"]
 
@@ -55,7 +52,7 @@ class EncoderStack(nn.Module):
 
     Examples:
         >>> import torch
-        >>> from attention_ref.experiments import EncoderStack
+        >>> from attention_ref.lab.layernorm_placement import EncoderStack
         >>> stack = EncoderStack(num_layers=2, norm_first=True)
         >>> stack(torch.zeros(1, 5, 32)).shape  # (N, L, E)
         torch.Size([1, 5, 32])
@@ -102,7 +99,7 @@ def reverse_task(
 
     Examples:
         >>> import torch
-        >>> from attention_ref.experiments import reverse_task
+        >>> from attention_ref.lab.layernorm_placement import reverse_task
         >>> x, y = reverse_task(2, 3, 4, generator=torch.Generator().manual_seed(0))
         >>> x.shape, torch.equal(y[:, 0], x[:, 2])
         (torch.Size([2, 3, 4]), True)
@@ -111,22 +108,13 @@ def reverse_task(
     return x, x.flip(1)
 
 
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def _seeded_stack_and_data(
     norm_first: bool, seed: int, num_layers: int, d_model: int, nhead: int, dim_feedforward: int
 ) -> tuple[EncoderStack, Tensor, Tensor]:
-    with torch.random.fork_rng(devices=[]):  # leave the caller's global RNG alone
-        torch.manual_seed(seed)
-        stack = EncoderStack(num_layers, d_model, nhead, dim_feedforward, norm_first=norm_first)
+    stack = seeded(
+        lambda: EncoderStack(num_layers, d_model, nhead, dim_feedforward, norm_first=norm_first),
+        seed,
+    )
     x, y = reverse_task(d_model=d_model, generator=torch.Generator().manual_seed(seed))
     return stack, x, y
 
@@ -150,7 +138,7 @@ def layer_grad_norms(
         its parameters (attention, feed-forward network and both LayerNorms) together.
 
     Examples:
-        >>> from attention_ref.experiments import layer_grad_norms
+        >>> from attention_ref.lab.layernorm_placement import layer_grad_norms
         >>> post = layer_grad_norms(norm_first=False)
         >>> post.shape, bool(post[-1] > post[0])  # Post-LN: the last layer gets more
         (torch.Size([6]), True)
@@ -158,7 +146,7 @@ def layer_grad_norms(
     stack, x, y = _seeded_stack_and_data(
         norm_first, seed, num_layers, d_model, nhead, dim_feedforward
     )
-    with _one_thread():
+    with one_thread():
         F.mse_loss(stack(x), y).backward()
     norms = [
         torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in layer.parameters()]))
@@ -187,7 +175,7 @@ def train_losses(
         ValueError: If ``steps`` is below 1.
 
     Examples:
-        >>> from attention_ref.experiments import train_losses
+        >>> from attention_ref.lab.layernorm_placement import train_losses
         >>> losses = train_losses(norm_first=True, steps=5)
         >>> len(losses), losses[-1] < losses[0]
         (5, True)
@@ -197,13 +185,4 @@ def train_losses(
     stack, x, y = _seeded_stack_and_data(
         norm_first, seed, num_layers, d_model, nhead, dim_feedforward
     )
-    optimizer = torch.optim.Adam(stack.parameters(), lr=lr)  # constant rate from step 1
-    losses = []
-    with _one_thread():
-        for _ in range(steps):
-            optimizer.zero_grad()
-            loss = F.mse_loss(stack(x), y)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-    return losses
+    return adam_steps(stack, lambda: F.mse_loss(stack(x), y), steps, lr)
