@@ -195,6 +195,17 @@ def serve(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def translations(session: nox.Session) -> None:
+    """List the Chinese pages whose English page changed since their translation, with a diff.
+
+    docs_hooks/translations.py; each x.zh.md records the English text it follows in its front
+    matter. After bringing a page in line: `nox -s translations -- --record docs/x.zh.md`
+    (`-- --record-all` records every page). Fails while a page is stale.
+    """
+    session.run("python", "-m", "docs_hooks.translations", *session.posargs)
+
+
+@nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Measure attention's time and memory; writes JSON and plots under docs/bench-results/."""
     _install(session, "test")

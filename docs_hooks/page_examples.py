@@ -62,6 +62,8 @@ LINK_DEFINITION = re.compile(r"^\[(?P<id>[^\]]+)\]:[ \t]+(?P<url>\S+)", re.M)
 INLINE_LINK = re.compile(r'\]\((?P<target>[^)\s]+)(?P<title>[ \t]+"[^"]*")?\)')
 REFERENCE_LINK = re.compile(r"\]\[(?P<id>[^\]]+)\]")
 COMMENT = re.compile(r"<!--.*?-->", re.S)
+# YAML front matter (a Chinese page's ``translation_of:``, docs_hooks/translations.py)
+FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:.*\n)*?---[ \t]*\n")
 
 
 # --- the page's parts -----------------------------------------------------------------------
@@ -132,8 +134,14 @@ def _flatten(lines: list[str]) -> Iterator[tuple[int, str]]:
         yield number, text
 
 
+def _without_front_matter(markdown: str) -> str:
+    """The page without its front matter, blank lines in its place (line numbers stay)."""
+    found = FRONT_MATTER.match(markdown)
+    return "\n" * found[0].count("\n") + markdown[found.end() :] if found else markdown
+
+
 def parts(markdown: str) -> list[Prose | Doctest | Source]:
-    """The page in order: prose, doctest blocks and package-source blocks."""
+    """The page in order (its front matter left out): prose, doctest and package-source blocks."""
     found: list[Prose | Doctest | Source] = []
     prose: list[str] = []
     block: list[str] | None = None
@@ -144,7 +152,7 @@ def parts(markdown: str) -> list[Prose | Doctest | Source]:
             found.append(Prose("\n".join(prose).strip("\n")))
         prose.clear()
 
-    for number, line in _flatten(markdown.splitlines()):
+    for number, line in _flatten(_without_front_matter(markdown).splitlines()):
         fence = FENCE.match(line)
         if block is None:
             if fence and fence["info"] and fence_language(fence["info"]) in ("pycon", "python"):
