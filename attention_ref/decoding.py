@@ -58,15 +58,24 @@ class TinyDecoder(nn.Module):
             )
             for _ in range(num_layers)
         )  # fmt: skip
-        self.norm = RMSNorm(d_model)
+        self.norm = RMSNorm(d_model, eps=1e-5)  # the layers' eps: one rms_norm_eps, as in Llama
         self.head = nn.Linear(d_model, vocab_size, bias=False)
 
-    def forward(self, tokens: Tensor, caches: list[KVCache] | None = None) -> Tensor:
+    def forward(
+        self,
+        tokens: Tensor,
+        caches: list[KVCache] | None = None,
+        *,
+        attn_mask: Tensor | None = None,
+    ) -> Tensor:
         """Logits ``(N, L, V)`` for ``tokens`` ``(N, L)``; with ``caches`` (one per layer),
-        ``tokens`` are the new ones and the earlier ones come from the caches."""
+        ``tokens`` are the new ones and the earlier ones come from the caches. ``attn_mask``
+        (e.g. a padding mask ``(N, 1, 1, S)`` over every token, cached and new) applies
+        together with the causal mask."""
         x = self.embed(tokens)  # (N, L, E)
         for i, layer in enumerate(self.layers):
-            x = layer(x, is_causal=True, kv_cache=None if caches is None else caches[i])
+            cache = None if caches is None else caches[i]
+            x = layer(x, attn_mask=attn_mask, is_causal=True, kv_cache=cache)
         return self.head(self.norm(x))  # (N, L, V)
 
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import check_dropout, check_tensor
+from ._checks import check_dropout, check_mask, check_tensor
 from ._precision import upcast
 from .attention import attention_weights, scaled_dot_product_attention
 from .kv_cache import KVCache
@@ -34,6 +34,29 @@ def _merge_heads(x: Tensor) -> Tensor:
     """(N, H, L, D) -> (N, L, H * D): concatenate the heads again."""
     n, heads, length, head_dim = x.shape
     return x.transpose(1, 2).reshape(n, length, heads * head_dim)  # (N, L, E)
+
+
+def _with_causal(
+    attn_mask: Tensor | None, is_causal: bool, q: Tensor, k: Tensor, bottom_right: bool
+) -> tuple[Tensor | None, bool]:
+    """The caller's mask AND the causal one, as one ``attn_mask`` ``(N, H, L, S)``-broadcastable.
+
+    Without a mask and top-left-aligned, ``is_causal`` stays as it is (kernels have a fast
+    path for it). Otherwise the causal triangle (aligned to the bottom-right corner with a
+    cache) is combined with ``attn_mask``: AND for a boolean mask, -inf where it hides for a
+    floating one.
+    """
+    if not is_causal or (attn_mask is None and not bottom_right):
+        return attn_mask, is_causal
+    L, S = q.size(-2), k.size(-2)
+    align = "bottom_right" if bottom_right else "top_left"
+    causal = causal_mask(L, S, align=align, device=q.device)  # (L, S)
+    if attn_mask is None:
+        return causal, False
+    check_mask(attn_mask, torch.Size((q.size(0), q.size(1), L, S)))
+    if attn_mask.dtype == torch.bool:
+        return attn_mask & causal, False  # (N, H, L, S) or broadcastable
+    return torch.where(causal, attn_mask, float("-inf")), False  # added to the scores
 
 
 class MultiHeadAttention(nn.Module):
@@ -189,10 +212,14 @@ class MultiHeadAttention(nn.Module):
             key: ``(N, S, kdim)``; defaults to ``query`` (self-attention).
             value: ``(N, S, vdim)``; defaults to ``key``.
             attn_mask: Broadcastable to ``(N, H, L, S)``, e.g. ``(L, S)`` or a padding
-                mask ``(N, 1, 1, S)``. Boolean True = may attend; floating = added.
+                mask ``(N, 1, 1, S)``. Boolean True = may attend; floating = added. With a
+                cache it covers every key, cached and new.
             is_causal: Causal mask. Without a cache it is top-left-aligned, as in
                 PyTorch; with ``kv_cache`` it is aligned to the bottom-right corner: the
-                new query ``i`` sees every cached key and the new keys ``0..i``.
+                new query ``i`` sees every cached key and the new keys ``0..i``. Given
+                with ``attn_mask``, both apply, as torch 2.13's SDPA does: a key is seen
+                only where the mask allows it and the triangle too (boolean masks are
+                ANDed; a floating mask gets -inf where the triangle hides).
             need_weights: Also return the attention weights.
             positions: With ``rope_base``: the query positions, ``(L,)`` or ``(N, L)``,
                 default ``arange(L)``, or ``len(kv_cache) + arange(L)`` with a cache; the
@@ -224,9 +251,8 @@ class MultiHeadAttention(nn.Module):
         # --8<-- [start:cache]
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
-            if is_causal:  # bottom-right: new query i sees the cache and new keys 0..i
-                mask = causal_mask(q.size(2), k.size(2), align="bottom_right", device=q.device)
-                attn_mask, is_causal = mask, False  # (L, S)
+        bottom_right = kv_cache is not None  # new query i sees the cache and new keys 0..i
+        attn_mask, is_causal = _with_causal(attn_mask, is_causal, q, k, bottom_right)
         # --8<-- [end:cache]
         dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
         q, k, v = upcast(q), upcast(k), upcast(v)
