@@ -62,10 +62,10 @@ class TransformerEncoderLayer(nn.Module):
     r"""One encoder layer, batch-first, with the arguments of ``nn.TransformerEncoderLayer``.
 
     $$\begin{aligned} h &= \operatorname{LayerNorm}(x + \operatorname{MultiHead}(x, x, x)) \\
-      y &= \operatorname{LayerNorm}(h + W_2\,\sigma(W_1 h + b_1) + b_2) \end{aligned}$$
+      y &= \operatorname{LayerNorm}(h + \sigma(h W_1 + b_1)\,W_2 + b_2) \end{aligned}$$
 
     The keyword-only arguments turn it into today's decoder blocks: RMSNorm, a gated
-    feed-forward network ($W_2(\sigma(W_1 x) \odot W_3 x)$, SwiGLU with SiLU),
+    feed-forward network ($(\sigma(x W_1) \odot x W_3)\,W_2$, SwiGLU with SiLU),
     grouped-query attention and rotary positions; with ``is_causal=True`` and a
     [`KVCache`][attention_ref.KVCache] it generates one token at a time.
 

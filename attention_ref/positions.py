@@ -7,7 +7,8 @@ Three ways of giving it positions, each a function here:
   token embeddings before the first layer;
 - ``apply_rope``: rotary position embedding (RoPE, Su et al.), which rotates each pair of
   query and key features by an angle proportional to the position, so that their dot
-  product depends on the distance between the two positions only;
+  product depends on the two positions only through their offset (the key's position minus
+  the query's, with its sign);
 - ``alibi_bias``: ALiBi (Press et al.), a penalty proportional to the distance, added to the
   scores of each head.
 
