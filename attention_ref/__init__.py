@@ -8,6 +8,7 @@ from .attention import attention_weights, scaled_dot_product_attention
 from .chunked import chunked_attention
 from .cost import attention_flops, attention_memory, kv_cache_numel
 from .decoder import TransformerDecoderLayer
+from .decoder_block import DecoderBlock
 from .decoding import TinyDecoder, generate
 from .encoder import TransformerEncoderLayer
 from .kv_cache import KVCache
@@ -22,6 +23,7 @@ from .positions import alibi_bias, apply_rope, sinusoidal_positions
 from .softmax import softmax
 
 __all__ = [
+    "DecoderBlock",
     "KVCache",
     "LayerNorm",
     "MultiHeadAttention",

@@ -79,3 +79,10 @@ def check_mask(attn_mask: Tensor, scores_shape: torch.Size) -> None:
             f"attn_mask: expected a shape broadcastable to {tuple(scores_shape)}, "
             f"got {_shape(attn_mask)}"
         )
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``; otherwise a ValueError naming ``name``."""
+    if value not in choices:
+        raise ValueError(f"{name}: expected one of {list(choices)}, got {value!r}")
+    return str(value)

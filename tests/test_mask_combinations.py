@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attention_ref import KVCache, MultiHeadAttention, TinyDecoder, causal_mask
+from attention_ref import DecoderBlock, KVCache, MultiHeadAttention, TinyDecoder, causal_mask
 
 from ._compare import assert_close_scaled
 
@@ -140,15 +140,11 @@ def test_mask_for_new_tokens_only_is_refused_with_a_cache():
         mha(x[:, :1], attn_mask=torch.ones(1, 1, 1, 2, dtype=torch.bool), kv_cache=cache)
 
 
-def _decoder_layer(kv_heads: int, rope: bool, llama: bool):
-    from attention_ref import TransformerEncoderLayer
-
+def _decoder_layer(kv_heads: int, rope: bool, llama: bool) -> DecoderBlock:
     options = {"num_kv_heads": kv_heads, "rope_base": 10000.0 if rope else None}
-    if llama:
-        options |= {"norm": "rmsnorm", "ffn": "swiglu", "activation": "silu", "bias": False}
-    else:  # GPT-2's block: LayerNorm, a GELU MLP, biases
-        options |= {"activation": "gelu_tanh"}
-    return TransformerEncoderLayer(16, 4, 24, dropout=0.0, norm_first=True, **options).double()
+    if not llama:  # GPT-2's block: LayerNorm, a GELU MLP, biases
+        options |= {"norm": "layernorm", "ffn": "mlp", "activation": "gelu_tanh", "bias": True}
+    return DecoderBlock(16, 4, 24, **options).double()
 
 
 @pytest.mark.parametrize("mask_kind", MASKS)

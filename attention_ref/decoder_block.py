@@ -1,0 +1,157 @@
+"""The decoder-only block of GPT-2, Llama, Mistral and Qwen2: pre-norm, causal, no memory.
+
+    x = x + SelfAttention(Norm(x));  x = x + FeedForward(Norm(x))
+
+Unlike the 2017 decoder layer ([`TransformerDecoderLayer`][attention_ref.TransformerDecoderLayer])
+it has no cross-attention: a language model has no encoder. Llama's choices are the defaults:
+RMSNorm, a SwiGLU feed-forward network, no biases; grouped-query attention and rotary
+positions are options. With a [`KVCache`][attention_ref.KVCache] it generates one token at a
+time.
+
+Shape legend (batch-first): N batch, L length, E d_model, F dim_feedforward, H nhead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from torch import Tensor, nn
+
+from ._checks import check_choice, check_dropout
+from .feed_forward import activation_fn, feed_forward
+from .kv_cache import KVCache
+from .multihead import MultiHeadAttention
+from .norms import LayerNorm, RMSNorm
+
+__all__ = ["DecoderBlock"]
+
+
+def _norm(norm: str, d_model: int, eps: float, bias: bool) -> nn.Module:
+    """A LayerNorm or an RMSNorm (which has no bias) over the last dimension."""
+    if check_choice("norm", norm, ("layernorm", "rmsnorm")) == "rmsnorm":
+        return RMSNorm(d_model, eps=eps)
+    return LayerNorm(d_model, eps=eps, bias=bias)
+
+
+class DecoderBlock(nn.Module):
+    r"""One pre-norm decoder-only block, batch-first, with PyTorch's argument names.
+
+    $$\begin{aligned} h &= x + \operatorname{MultiHead}(\operatorname{Norm}(x);\ M) \\
+      y &= h + \operatorname{FFN}(\operatorname{Norm}(h)) \end{aligned}$$
+
+    with $M$ the causal mask (``is_causal=True``). The defaults make a Llama block; GPT-2's is
+    ``activation="gelu_tanh", bias=True, norm="layernorm", ffn="mlp"``. Parameter names and
+    ``state_dict`` keys are those of ``nn.TransformerEncoderLayer`` (``self_attn.*``,
+    ``linear1``, ``linear2``, ``norm1``, ``norm2``), plus ``linear3`` for SwiGLU.
+
+    Args:
+        d_model: E, the model width.
+        nhead: H, the number of query heads.
+        dim_feedforward: F, the hidden width of the feed-forward network.
+        dropout: Dropout after attention, inside and after the feed-forward network, and
+            on the attention weights (training mode only).
+        activation: ``"relu"``, ``"gelu"`` (exact), ``"gelu_tanh"`` (the tanh
+            approximation, GPT-2's ``gelu_new``), ``"silu"``, or any callable.
+        layer_norm_eps: ``eps`` of both norms (Llama's ``rms_norm_eps``).
+        bias: Biases in the linear layers and LayerNorms.
+        norm: ``"rmsnorm"`` or ``"layernorm"``.
+        ffn: ``"swiglu"``, ``linear2(dropout(act(linear1(x)) * linear3(x)))``: gate
+            ``linear1``, up ``linear3``, down ``linear2``, as numbered in Meta's Llama code;
+            or ``"mlp"``, ``linear2(dropout(act(linear1(x))))``.
+        num_kv_heads: Key/value heads of ``self_attn`` (grouped-query attention).
+        head_dim: Each head's width in ``self_attn``; default ``d_model // nhead``.
+        rope_base: Rotary positions in ``self_attn`` with this base (10000 in Llama 2).
+        rope_interleaved: RoPE's pairing, as in
+            [`MultiHeadAttention`][attention_ref.MultiHeadAttention].
+
+    Raises:
+        ValueError: On an unknown ``activation``, ``norm`` or ``ffn``, or invalid sizes.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref import DecoderBlock, KVCache
+        >>> _ = torch.manual_seed(0)
+        >>> block = DecoderBlock(16, 4, 32, num_kv_heads=2, rope_base=10000.0)  # Llama-style
+        >>> x = torch.randn(2, 5, 16)  # (N, L, E)
+        >>> full = block(x, is_causal=True)
+        >>> cache = KVCache()
+        >>> prompt = block(x[:, :4], is_causal=True, kv_cache=cache)
+        >>> last = block(x[:, 4:], is_causal=True, kv_cache=cache)  # one new token
+        >>> torch.allclose(last, full[:, 4:], atol=1e-6)
+        True
+        >>> sorted(block.state_dict())[:5]
+        ['linear1.weight', 'linear2.weight', 'linear3.weight', 'norm1.weight', 'norm2.weight']
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.0,
+        activation: str | Callable[[Tensor], Tensor] = "silu",
+        layer_norm_eps: float = 1e-5,
+        bias: bool = False,
+        *,
+        norm: str = "rmsnorm",
+        ffn: str = "swiglu",
+        num_kv_heads: int | None = None,
+        head_dim: int | None = None,
+        rope_base: float | None = None,
+        rope_interleaved: bool = False,
+    ) -> None:
+        super().__init__()
+        self.activation = activation_fn(activation)
+        gated = check_choice("ffn", ffn, ("swiglu", "mlp")) == "swiglu"
+        check_dropout(dropout, "dropout")
+        self.self_attn = MultiHeadAttention(
+            d_model,
+            nhead,
+            dropout=dropout,
+            bias=bias,
+            num_kv_heads=num_kv_heads,
+            head_dim=head_dim,
+            rope_base=rope_base,
+            rope_interleaved=rope_interleaved,
+        )
+        self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)  # the gate, with SwiGLU
+        self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias)  # "down"
+        self.linear3 = nn.Linear(d_model, dim_feedforward, bias=bias) if gated else None  # "up"
+        self.norm1 = _norm(norm, d_model, layer_norm_eps, bias)
+        self.norm2 = _norm(norm, d_model, layer_norm_eps, bias)
+        self.dropout = nn.Dropout(dropout)  # inside the feed-forward network
+        self.dropout1 = nn.Dropout(dropout)  # after attention
+        self.dropout2 = nn.Dropout(dropout)  # after the feed-forward network
+
+    def forward(
+        self,
+        x: Tensor,
+        *,
+        positions: Tensor | None = None,
+        attn_mask: Tensor | None = None,
+        is_causal: bool = False,
+        kv_cache: KVCache | None = None,
+    ) -> Tensor:
+        """Apply the block to ``x`` ``(N, L, E)``; returns ``(N, L, E)``.
+
+        The arguments go to [`MultiHeadAttention`][attention_ref.MultiHeadAttention]'s
+        ``forward``: ``attn_mask`` (SDPA's convention, boolean True = may attend) and
+        ``is_causal`` both apply; with ``kv_cache``, ``x`` holds the new tokens only, the
+        causal triangle is aligned to the bottom-right corner and ``attn_mask`` covers every
+        key, cached and new; ``positions`` are the rotary positions (with ``rope_base``).
+        """
+        h = self.norm1(x)  # Pre-LN: normalize, attend, add
+        out, _ = self.self_attn(
+            h,
+            attn_mask=attn_mask,
+            is_causal=is_causal,
+            need_weights=False,
+            positions=positions,
+            kv_cache=kv_cache,
+        )
+        x = x + self.dropout1(out)  # (N, L, E)
+        h = self.norm2(x)
+        ffn = feed_forward(
+            h, self.linear1, self.linear2, self.activation, self.dropout, self.linear3
+        )
+        return x + self.dropout2(ffn)  # (N, L, E)

@@ -1,0 +1,83 @@
+"""The position-wise feed-forward network of a Transformer layer, and its activations.
+
+MLP (the 2017 paper, GPT-2):  FFN(x) = act(x W_1 + b_1) W_2 + b_2
+SwiGLU (Llama, Mistral):      FFN(x) = (SiLU(x W_1) * (x W_3)) W_2
+
+It acts on each token on its own. The layers keep the weights under PyTorch's names
+(``linear1``, ``linear2``, and ``linear3`` for the gated form), so their ``state_dict`` keys
+are PyTorch's and Meta's; this module holds the computation they share.
+
+Shape legend (batch-first): N batch, L length, E d_model, F dim_feedforward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = ["ACTIVATIONS", "activation_fn", "feed_forward"]
+
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,  # exact: x * Phi(x)
+    "gelu_tanh": partial(F.gelu, approximate="tanh"),  # GPT-2's gelu_new
+    "silu": F.silu,  # x * sigmoid(x), also called swish
+}
+
+
+def activation_fn(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    """The activation function named ``activation``, or ``activation`` itself if callable."""
+    if callable(activation):
+        return activation
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"activation: expected one of {sorted(ACTIVATIONS)} or a callable, got {activation!r}"
+        )
+    return ACTIVATIONS[activation]
+
+
+def feed_forward(
+    x: Tensor,
+    linear1: nn.Module,
+    linear2: nn.Module,
+    activation: Callable[[Tensor], Tensor],
+    dropout: nn.Module,
+    linear3: nn.Module | None = None,
+) -> Tensor:
+    r"""``linear2(dropout(act(linear1(x))))``, or with ``linear3`` the gated form.
+
+    $$\operatorname{FFN}(x) = \sigma(x W_1) W_2 \quad\text{or}\quad
+      \operatorname{FFN}(x) = \bigl(\sigma(x W_1) \odot x W_3\bigr) W_2$$
+
+    With ``linear3`` (SwiGLU when ``activation`` is SiLU), ``linear1`` is the gate, ``linear3``
+    the "up" projection and ``linear2`` the "down" one, as numbered in Meta's Llama code.
+
+    Args:
+        x: ``(..., E)``.
+        linear1: E to F.
+        linear2: F to E.
+        activation: Applied to ``linear1(x)``.
+        dropout: Applied to the hidden features ``(..., F)``.
+        linear3: E to F, the gated form's second branch; ``None`` for the plain MLP.
+
+    Returns:
+        ``(..., E)``.
+
+    Examples:
+        >>> import torch
+        >>> import torch.nn.functional as F
+        >>> from attention_ref.feed_forward import feed_forward
+        >>> _ = torch.manual_seed(0)
+        >>> gate, down, up = torch.nn.Linear(4, 8), torch.nn.Linear(8, 4), torch.nn.Linear(4, 8)
+        >>> x = torch.randn(2, 3, 4)  # (N, L, E)
+        >>> out = feed_forward(x, gate, down, F.silu, torch.nn.Identity(), up)  # SwiGLU
+        >>> torch.allclose(out, down(F.silu(gate(x)) * up(x)))
+        True
+    """
+    hidden = activation(linear1(x))  # (..., F)
+    if linear3 is not None:
+        hidden = hidden * linear3(x)  # the gate times the "up" projection
+    return linear2(dropout(hidden))  # (..., E)
