@@ -44,7 +44,7 @@ WORDS = {
     "zh": {
         "install": "# 若尚未安装 attention_ref，则从代码仓库安装",
         "from_page": "[attention-ref 网站上本页]({url})的示例，请按顺序运行。",
-        "source": "*`{title}` 的代码见[网页]({url})。*",
+        "source": "`{title}` 的代码见[网页]({url})。",
         "script": "{url} 的示例，按页面顺序排列：用 `python {name}` 运行。",
         "needs": '需要 torch 和 attention_ref：pip install "{install}"',
     },

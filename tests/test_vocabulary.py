@@ -6,8 +6,11 @@ the glossary) and ``rejects`` (variants the pages must not use). A Chinese page 
 either in its prose fails here, with the term to use instead. Code, formulas, doctests, link
 targets and HTML comments are not prose and are not checked.
 
-The same prose is checked for the site's typographic conventions (below, ``CONVENTIONS``) and
-for one form of the names of recurring headings.
+The same prose is checked for the site's typographic conventions (below, ``CONVENTIONS``: spaces,
+punctuation, emphasis), for phrases that a glossary entry cannot express (``PHRASES``: an English
+word left bare where the glossary has a Chinese term, a word one character from another term, a
+direction word that reads backwards) and for one form of the names of recurring headings. Every
+rule comes with a sample it must reject and one it must accept (``test_each_rule_*``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 TERMS = load_terms()
 CJK = r"\u3400-\u9fff"
 CJK_OR_PUNCT = CJK + r"，。、；：？！（）"
+FULL_WIDTH = r"，。、；：？！（）“”《》"
+MASK = "\u2592"  # what stands in prose for removed code and math: not a space, so that
+# "词元 `x` 与" keeps its spaces apart from the characters
 
 FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 NOT_PROSE = [
@@ -30,7 +36,7 @@ NOT_PROSE = [
     re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?\$"),  # inline math
     re.compile(r"`[^`\n]+`"),  # inline code
     re.compile(r"<!--.*?-->", re.S),  # HTML comments
-    re.compile(r"\]\([^)\s]*\)"),  # link targets
+    re.compile(r"(?<=\])\([^)\s]*\)"),  # link targets (the link text's "]" stays)
     re.compile(r"^\s*\[[^\]]+\]:\s*\S+.*$", re.M),  # link definitions
     re.compile(r"\{[^}\n]*#[\w-]+[^}\n]*\}"),  # heading ids and attributes
     re.compile(r"^\s*--8<--.*$", re.M),  # snippet includes
@@ -57,6 +63,76 @@ CONVENTIONS = [
         "three or more authors as 第一作者 等（年份）",
     ),
     (re.compile(r"\b[A-Z][a-z]+、[A-Z][a-z]+（"), "two authors as A 和 B（年份）"),
+    (
+        re.compile(rf"(?<=[{CJK}])(?:\*\*)?[ \u00a0]+(?:\*\*)?(?=[{CJK}])"),
+        "no space between Chinese characters, bold or not (在评估模式下)",
+    ),
+    (
+        re.compile(rf"(?<=[{FULL_WIDTH}])(?:\*\*[ \u00a0]+(?=\S)|[ \u00a0]+(?=[^\s|{MASK}]))"),
+        "no space after full-width punctuation, nor after a bold run-in head (**存什么：**之前)",
+    ),
+    (
+        re.compile(rf"(?<=[^\s|])[ \u00a0]+(?:\*\*)?[{FULL_WIDTH}]"),
+        "no space before full-width punctuation",
+    ),
+    (
+        re.compile(rf"(?<=[{CJK_OR_PUNCT}])\](?:\[[^\]\s]*\]|{MASK}+)[ \u00a0]+(?=[{CJK}])"),
+        "no space after a link whose text ends in Chinese ([Vaswani 等（2017）][vaswani2017]提出)",
+    ),
+    (
+        re.compile(rf"(?<=[{CJK_OR_PUNCT}])[ \u00a0]+\[(?=[{CJK}])"),
+        "no space before a link whose text starts with Chinese (见[掩码](masks.md))",
+    ),
+    (
+        re.compile(rf"(?<![*\\])\*(?![*\s])[^*\n]*?[{CJK}][^*\n]*?(?<![\s*])\*(?!\*)"),
+        "no Markdown italics on Chinese (a synthetic slant): **bold** or no emphasis",
+    ),
+    (
+        re.compile(rf"(?<![\w\\])_(?!_)[^_\n]*?[{CJK}][^_\n]*?(?<!_)_(?!\w)"),
+        "no Markdown italics on Chinese (a synthetic slant): **bold** or no emphasis",
+    ),
+    (
+        re.compile(rf"[{CJK}]–[{CJK}]"),
+        "a hyphen, not an en dash, between Chinese words (编码器-解码器)",
+    ),
+]
+
+# Phrases a glossary entry cannot express: (pattern, what to write instead, the form in which
+# the pattern may stand). The English of these terms stands only inside the term itself, as in
+# 随机失活（dropout）: its Chinese word is used everywhere else.
+GLOSSED = ["dropout", "doctest", "add-norm"]
+PHRASES = [
+    *(
+        (
+            re.compile(rf"(?<![A-Za-z_]){re.escape(english)}(?![A-Za-z_])", re.I),
+            f"{english!r} alone: write {zh_term} ({zh_term}（{english}） where it is introduced)",
+            f"{zh_term}（{english}）",
+        )
+        for term in load_terms()
+        if term["id"] in GLOSSED
+        for zh_term, english in [re.fullmatch(r"(.+)（(.+)）", term["term"]["zh"]).groups()]
+    ),
+    (
+        re.compile(r"(?<!每)头维度"),
+        "头这一维 / 表示头的维度 (头维度 is one character from 每头维度, d_k)",
+        "",
+    ),
+    (
+        re.compile(r"往前看"),
+        "往回看 for attending to earlier tokens (往前看 reads as 'look ahead')",
+        "",
+    ),
+    (
+        re.compile(r"(?<![\w.`])(?:reshape|unsqueeze|randn|bugs?)(?![\w(])", re.I),
+        "English left in Chinese prose: say it in Chinese (拆成多个头、错误) or as `code`",
+        "",
+    ),
+    (
+        re.compile(r"(?<![\w.`])(?:nn|torch|F)\.[A-Za-z_]\w*"),
+        "code names as `code` (`nn.Linear`)",
+        "",
+    ),
+    (re.compile(r"(?<![A-Za-z])Softmax(?![A-Za-z])"), "softmax, lower case as on every page", ""),
 ]
 
 # Names of recurring headings and pages: one form each (variant -> the form to use).
@@ -64,6 +140,7 @@ NAMES = {
     "常见错误": "常见陷阱 (the page and every section { #pitfalls })",
     "计算代价": "开销 (the page 开销与高效注意力)",
     "与 PyTorch 对照的测试": "与 PyTorch 对照测试",
+    "Flash 注意力": "FlashAttention (the glossary and the pages)",
 }
 HEADINGS = {"pitfalls": "常见陷阱", "checked-against-pytorch": "与 PyTorch 对照测试"}
 
@@ -72,9 +149,10 @@ def chinese_pages() -> list[Path]:
     return sorted(DOCS.glob("*.zh.md"))
 
 
-def prose(text: str) -> str:
+def prose(text: str, fill: str = " ") -> str:
     """The page's prose: what is not code, math, a link target or markup is kept, and what is
-    removed becomes blanks, so that every character keeps its offset and its line."""
+    removed becomes ``fill`` (fenced blocks: blanks), so that every character keeps its offset
+    and its line."""
     lines, fence = [], None
     for line in text.splitlines():
         opening = FENCE.match(line)
@@ -89,7 +167,7 @@ def prose(text: str) -> str:
             lines.append(line)
     kept = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
     for pattern in NOT_PROSE:
-        kept = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), kept)
+        kept = pattern.sub(lambda m: re.sub(r"[^\n]", fill, m[0]), kept)
     return kept
 
 
@@ -149,16 +227,118 @@ def test_glossary_definitions_use_the_glossary_terms():
         for variant, use in _forbidden().items()
         if variant in prose(text)
     ]
+    wrong += [
+        f"{where}: {what!r} -> {use}"
+        for where, text in texts
+        for _, what, use in _phrases(prose(text))
+    ]
+    wrong += [
+        f"{where}: {what!r}: {rule}"
+        for where, text in texts
+        for _, what, rule in _typography(prose(text, fill=MASK))
+    ]
     assert not wrong, "\n".join(wrong)
+
+
+def _typography(text: str) -> list[tuple[int, str, str]]:
+    """(offset, what, rule) for each convention that the prose ``text`` breaks."""
+    return [
+        (m.start(), m[0], rule) for pattern, rule in CONVENTIONS for m in pattern.finditer(text)
+    ]
+
+
+def _phrases(text: str) -> list[tuple[int, str, str]]:
+    """(offset, what, what to write) for each phrase of ``PHRASES`` in the prose ``text``."""
+    found = []
+    for pattern, use, allowed in PHRASES:
+        seen = text.replace(allowed, " " * len(allowed)) if allowed else text
+        found += [(m.start(), m[0], use) for m in pattern.finditer(seen)]
+    return found
 
 
 @pytest.mark.parametrize("page", chinese_pages(), ids=lambda p: p.name)
 def test_chinese_page_follows_the_typography(page):
+    text = prose(page.read_text(encoding="utf-8"), fill=MASK)
+    wrong = [
+        f"{page.name}:{_line(text, at)}: {what!r}: {rule}" for at, what, rule in _typography(text)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("page", chinese_pages(), ids=lambda p: p.name)
+def test_chinese_page_avoids_the_phrases(page):
     text = prose(page.read_text(encoding="utf-8"))
     wrong = [
-        f"{page.name}:{_line(text, m.start())}: {m[0]!r}: {rule}"
-        for pattern, rule in CONVENTIONS
-        for m in pattern.finditer(text)
+        f"{page.name}:{_line(text, at)}: {what!r} -> {use}" for at, what, use in _phrases(text)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+# For every rule, a sample it must reject and one it must accept (the accepted one is the fix).
+TYPOGRAPHY_SAMPLES = [
+    ("误差为 6.5 %。", "误差为 6.5%。"),
+    ("键 / 值", "键/值"),
+    ("以 “The cat sat” 为例", "以“The cat sat”为例"),
+    ("（Vaswani 等，2017）", "Vaswani 等（2017）"),
+    ("Ba、Kiros、Hinton（2016）", "Ba 等（2016）"),
+    ("Zhang、Sennrich（2019）", "Zhang 和 Sennrich（2019）"),
+    ("在 评估模式下比较", "在评估模式下比较"),
+    ("只做**注意力** 本身", "只做**注意力**本身"),
+    ("- **存什么：** 之前每个词元的键", "- **存什么：**之前每个词元的键"),
+    ("**正确做法。** `model.eval()` 会关掉", "**正确做法。**`model.eval()` 会关掉"),
+    ("权重求和为 1 。", "权重求和为 1。"),
+    ("[Vaswani 等（2017）][vaswani2017] 提出的", "[Vaswani 等（2017）][vaswani2017]提出的"),
+    (
+        "见[评估模式](glossary.md#evaluation-mode) 下的输出",
+        "见[评估模式](glossary.md#evaluation-mode)下的输出",
+    ),
+    ("详见 [掩码](masks.md)。", "详见[掩码](masks.md)。"),
+    ("它算出的是*精确*的注意力", "它算出的是**精确**的注意力"),
+    ("它算出的是 _精确_ 的注意力", "它算出的是**精确**的注意力"),
+    ("编码器–解码器注意力", "编码器-解码器注意力"),
+]
+PHRASE_SAMPLES = [
+    ("推理时忘了关 dropout", "推理时忘了关随机失活，即[随机失活（dropout）](glossary.md#dropout)"),
+    ("页面上的示例都是 doctest", "页面上的示例都是[文档测试（doctest）](glossary.md#doctest)"),
+    ("每个子层之后做 Add & Norm", "每个子层之后做残差与归一化（Add & Norm）"),
+    ("把掩码在头维度上复制", "把掩码沿头这一维复制，每头维度不变"),
+    ("可以只往前看", "可以只往回看"),
+    ("先把输入 reshape 成多个头", "先把输入拆成多个头（`reshape`）"),
+    ("这个 bug 藏得住", "这个错误藏得住"),
+    ("输入为 2 倍的 randn", "输入为 2 倍的标准正态随机数（`torch.randn`）"),
+    ("直接填进 nn.Linear", "直接填进 `nn.Linear`"),
+    ("## Softmax", "## softmax"),
+]
+
+
+def test_each_rule_has_samples():
+    rejected = {
+        rule for bad, _ in TYPOGRAPHY_SAMPLES for _, _, rule in _typography(prose(bad, MASK))
+    }
+    assert rejected == {rule for _, rule in CONVENTIONS}, "a convention without a sample"
+    rejected = {use for bad, _ in PHRASE_SAMPLES for _, _, use in _phrases(prose(bad))}
+    assert rejected == {use for _, use, _ in PHRASES}, "a phrase without a sample"
+
+
+@pytest.mark.parametrize(("bad", "good"), TYPOGRAPHY_SAMPLES, ids=lambda s: s)
+def test_each_typography_rule_rejects_its_sample(bad, good):
+    assert _typography(prose(bad, fill=MASK)), f"{bad!r} should be rejected"
+    assert not _typography(prose(good, fill=MASK)), f"{good!r} should pass"
+
+
+@pytest.mark.parametrize(("bad", "good"), PHRASE_SAMPLES, ids=lambda s: s)
+def test_each_phrase_rule_rejects_its_sample(bad, good):
+    assert _phrases(prose(bad)), f"{bad!r} should be rejected"
+    assert not _phrases(prose(good)), f"{good!r} should pass"
+
+
+@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+def test_formulas_write_subscript_words_upright(page):
+    """$d_{\\text{ff}}$, not $d_{ff}$ (the italic reads as f·f), in both languages."""
+    text = page.read_text(encoding="utf-8")
+    wrong = [
+        f"{page.name}:{_line(text, m.start())}: {m[0]!r} -> d_{{\\text{{{m[1]}}}}}"
+        for m in re.finditer(r"d_\{(ff|model)\}", text)
     ]
     assert not wrong, "\n".join(wrong)
 
@@ -171,10 +351,12 @@ def test_recurring_headings_have_one_name(page):
             assert heading == name, f"{page.name}: {heading!r} {{ #{anchor} }}: write {name!r}"
 
 
-FIGURE_SOURCES = [
-    *sorted((DOCS.parent / "docs_hooks" / "plots").glob("*.py")),
-    DOCS.parent / "attention_ref" / "bench.py",
-]
+FIGURE_SOURCES = sorted(
+    source
+    for folder in ("docs_hooks", "attention_ref", "benchmarks", "overrides")
+    for source in (DOCS.parent / folder).rglob("*.py")
+    if re.search(f"[{CJK}]", source.read_text(encoding="utf-8"))
+)
 
 
 @pytest.mark.parametrize("source", FIGURE_SOURCES, ids=lambda p: p.name)
@@ -193,5 +375,10 @@ def test_chinese_figure_text_uses_the_glossary_terms(source):
         for node in strings
         for variant, use in _forbidden().items()
         if variant in node.value
+    ]
+    wrong += [
+        f"{source.name}:{node.lineno}: {what!r}: {rule}"
+        for node in strings
+        for _, what, rule in _phrases(node.value) + _typography(node.value)
     ]
     assert not wrong, "\n".join(wrong)
