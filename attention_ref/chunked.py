@@ -12,8 +12,8 @@ Memory: one (N·H, b_q, b_k) block of scores plus the running state and the outp
 Gradients (FlashAttention-2, Dao 2023): a ``torch.autograd.Function`` saves Q, K, V, the output
 O and each query row's log-sum-exp, never the weights. Backward visits the same blocks,
 recomputes each block's weights P from the log-sum-exp and accumulates
-``dV += Pᵀ dO``, ``dS = P ∘ (dO Vᵀ - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += dS K``,
-``dK += dSᵀ Q`` (times the scale): 5 block products instead of the forward's 2, and memory
+``dV += Pᵀ dO``, ``dZ = P ∘ (dO Vᵀ - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += dZ K``,
+``dK += dZᵀ Q`` (times the scale): 5 block products instead of the forward's 2, and memory
 linear in L and S.
 
 Speed, without leaving PyTorch: the scores are kept in base 2 (``scale · log2 e`` folded into
@@ -214,8 +214,8 @@ def _backward(
     """FlashAttention-2's backward: each block's weights are recomputed from the log-sum-exp.
 
     Per block: ``P = 2^(scores - lse)``, ``dV += Pᵀ dO``, ``dP = dO Vᵀ``,
-    ``dS = P ∘ (dP - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += scale · dS K`` and
-    ``dK += scale · dSᵀ Q``. Two blocks are alive at a time, never the L×S matrix (unless a
+    ``dZ = P ∘ (dP - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += scale · dZ K`` and
+    ``dK += scale · dZᵀ Q``. Two blocks are alive at a time, never the L×S matrix (unless a
     float mask wants a gradient: that gradient is as large as the mask).
     """
     q, k, v, attn_mask, out, lse = saved
@@ -239,12 +239,12 @@ def _backward(
             dv[:, cols] += torch.bmm(p.transpose(1, 2), do)  # dV += Pᵀ dO
             dp = dp_buffer[: p.numel()].view(p.shape)
             torch.baddbmm(delta[:, rows], do, v_t[:, :, cols], beta=-1.0, out=dp)  # dO Vᵀ - D
-            ds = dp.mul_(p)  # dS = P ∘ (dP - D)
-            dq_tile.baddbmm_(ds, k[:, cols], alpha=tiling.scale)  # dQ += scale · dS K
-            dk[:, cols] += torch.bmm(ds.transpose(1, 2), q_tile).mul_(tiling.scale)  # dK
+            dz = dp.mul_(p)  # dZ = P ∘ (dP - D), Z the scores
+            dq_tile.baddbmm_(dz, k[:, cols], alpha=tiling.scale)  # dQ += scale · dZ K
+            dk[:, cols] += torch.bmm(dz.transpose(1, 2), q_tile).mul_(tiling.scale)  # dK
             # --8<-- [end:block]
             if d_mask is not None:
-                d_mask[:, rows, cols] = ds  # a float mask is added to the scores: dM = dS
+                d_mask[:, rows, cols] = dz  # a float mask is added to the scores: dM = dZ
         dq[:, rows] = dq_tile
     if d_mask is not None:
         d_mask = d_mask.reshape(*tiling.batch, L, S).sum_to_size(attn_mask.shape)
