@@ -12,11 +12,13 @@ followed by the part to show (docs_hooks/source_code.py lists the parts)::
     ```
 
 The block shows that code; its title is the file, linked to the lines on the repository
-(``repo_url`` in mkdocs.yml, at the commit the site was built from), and says when the block is
-an excerpt and what the copy adds. The copy button copies a program that runs by itself with
-only torch and numpy installed (``data-copy`` on the ``<code>`` element, which Material's copy
-button prefers to the element's text): the imports, the package helpers it calls, then the
-whole definition. tests/test_source_copies.py runs every such copy.
+(``repo_url`` in mkdocs.yml, at the commit the site was built from). What the copy button copies
+(``data-copy`` on the ``<code>`` element, which Material's copy button prefers to the element's
+text) follows docs_hooks/source_code.py's contract: an excerpt (a method, part of a body) copies
+exactly what it shows, and its title says "excerpt of X" with X linked to X's whole source; a
+block of whole module-level definitions copies a program that runs by itself with only torch
+and numpy installed, and its title says what the copy adds. tests/test_source_copies.py checks
+every copy.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # MkDocs loads hooks by path
-from docs_hooks import source_code
 from docs_hooks.source_code import FENCE, WORDS, SourceBlock, SourceError, source_block
 
 BLOCK = re.compile(
@@ -62,7 +63,6 @@ _blocks: dict[str, list[SourceBlock]] = {}  # page -> its blocks, in order
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     """Replace each block of ``include:`` lines with the code it names."""
-    source_code.clear_cache()  # `mkdocs serve` picks up edits to attention_ref
     blocks: list[SourceBlock] = []
 
     def replace(match: re.Match[str]) -> str:
@@ -95,18 +95,36 @@ def on_page_content(html_text: str, page, config, files) -> str:
         found += 1
         block = blocks[int(match["n"])]
         head = match["head"]
-        title = html.escape(block.path)
-        if repo:
-            url = f"{repo}/blob/{commit}/{block.path}#L{block.first}-L{block.last}"
-            label = WORDS.get(lang, WORDS["en"])["link"].format(
-                path=block.path, first=block.first, last=block.last
-            )
-            title = (
+        words = WORDS.get(lang, WORDS["en"])
+
+        def link(text: str, first: int, last: int, label: str) -> str:
+            if not repo:
+                return html.escape(text)
+            url = f"{repo}/blob/{commit}/{block.path}#L{first}-L{last}"
+            return (
                 f'<a href="{html.escape(url)}" aria-label="{html.escape(label)}">'
-                f"{html.escape(block.path)}</a>"
+                f"{html.escape(text)}</a>"
             )
-        if block.note:
-            title += f' <span class="source-note">{html.escape(block.note)}</span>'
+
+        lines = {"path": block.path, "first": block.first, "last": block.last}
+        title = link(block.path, block.first, block.last, words["link"].format(**lines))
+        note = html.escape(block.note)
+        if block.is_excerpt:  # "excerpt of X", X linked to its whole source
+            note = " · ".join(
+                words["excerpt"].format(
+                    name=link(
+                        of.name,
+                        of.first,
+                        of.last,
+                        words["full"].format(
+                            name=of.name, path=block.path, first=of.first, last=of.last
+                        ),
+                    )
+                )
+                for of in block.excerpt_of
+            )
+        if note:
+            title += f' <span class="source-note">{note}</span>'
         head = FILENAME.sub(lambda _: f'<span class="filename">{title}</span>', head, count=1)
         copy = html.escape(block.copy.rstrip("\n"), quote=True)
         return f'<div class="{match["classes"]}">{head}<code{match["attrs"]} data-copy="{copy}">'

@@ -10,17 +10,26 @@ show:
 - any other word: the excerpt between ``# --8<-- [start:word]`` and ``# --8<-- [end:word]``
   inside the object (markers are only for excerpts inside a body).
 
-What a reader copies runs on its own: :func:`self_contained` returns the imports the code needs,
-the source of every ``attention_ref`` function, class or constant it uses (recursively, public
-or private), then the enclosing top-level definition of what the block shows. No docstrings, no
-marker comments and no blank lines inside indented blocks, so the text pastes into the plain
-``python`` REPL as well as into a file or a notebook. Nothing here imports ``attention_ref``:
-everything is read with :mod:`ast` from the source files.
+Objects are found with griffe, the parser mkdocstrings reads the API page with, from the source
+files (nothing here imports ``attention_ref``). What the copy button copies:
+
+- A block that shows less than whole module-level definitions (a method, part of a body) is an
+  **excerpt**: it copies exactly the lines it shows, dedented, nothing added. Its title says
+  "excerpt of X" and links to X's full source.
+- A block of whole module-level functions, classes or constants copies a **program** that runs
+  alone with torch and numpy: the imports it needs, the package helpers it calls (recursively,
+  without their docstrings), then the definitions as shown, docstrings included. Names used
+  only in annotations are not dependencies (every module has ``from __future__ import
+  annotations``, which the copy keeps). Blank lines inside indented blocks go (outside
+  strings), so the program also pastes into the plain ``python`` REPL.
+
+Tool comments (``# fmt: skip``, ``# type: ignore[...]``, ``# noqa``) never reach a reader.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import re
 import sys
@@ -29,6 +38,8 @@ import tokenize
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+import griffe
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attention_ref"
@@ -39,143 +50,129 @@ FENCE = re.compile(
     re.M,
 )
 MARKER = re.compile(r"^\s*# --8<-- \[(?P<edge>start|end):(?P<name>[\w-]+)\]\s*$")
-Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+TOOL_COMMENT = re.compile(
+    r"[ \t]*#[ \t]*(?:fmt:[ \t]*(?:skip|off|on)|type:[ \t]*ignore\S*|noqa\S*)$"
+)
+BUILTINS = frozenset(dir(builtins))
 
 
 class SourceError(ValueError):
     """An include names an object, part or excerpt that does not exist."""
 
 
-@dataclass(frozen=True)
-class Module:
-    """One module of the package, parsed: its name, path, lines and syntax tree."""
-
-    name: str  # attention_ref.masks
-    path: Path
-    lines: tuple[str, ...]
-    tree: ast.Module
-
-    @property
-    def relative_path(self) -> str:
-        return self.path.relative_to(ROOT).as_posix()
-
-    def segment(self, first: int, last: int) -> list[str]:
-        """Source lines ``first``..``last`` (1-based, inclusive)."""
-        return list(self.lines[first - 1 : last])
+# --- the package, read once per change ---------------------------------------------------------
 
 
 @cache
-def load_module(name: str) -> Module:
-    """Parse ``attention_ref.x`` from its file (no import)."""
-    if name != PACKAGE and not name.startswith(PACKAGE + "."):
-        raise SourceError(f"{name}: not a module of {PACKAGE}")
-    path = ROOT.joinpath(*name.split(".")).with_suffix(".py")
-    if not path.is_file():
-        path = ROOT.joinpath(*name.split("."), "__init__.py")
-    if not path.is_file():
-        raise SourceError(f"{name}: no such module")
-    text = path.read_text(encoding="utf-8")
-    return Module(name, path, tuple(text.splitlines()), ast.parse(text, str(path)))
+def _load(stamp: tuple[tuple[str, int], ...]) -> griffe.Module:
+    return griffe.load(PACKAGE, search_paths=[str(ROOT)], resolve_aliases=False)
 
 
-def clear_cache() -> None:
-    """Forget parsed modules (``mkdocs serve`` after an edit)."""
-    load_module.cache_clear()
+def package() -> griffe.Module:
+    """The package as griffe reads it; read again only when a file of it changed (``serve``)."""
+    files = sorted((ROOT / PACKAGE).rglob("*.py"))
+    return _load(tuple((str(path), path.stat().st_mtime_ns) for path in files))
 
 
-# --- finding an object -------------------------------------------------------------------------
+def _lookup(path: str) -> griffe.Object:
+    """The object a dotted path names, following re-exports (``from .x import y``)."""
+    if path != PACKAGE and not path.startswith(PACKAGE + "."):
+        raise SourceError(f"{path}: not an object of {PACKAGE}")
+    seen = set()
+    obj: griffe.Object | griffe.Alias = package()
+    try:
+        if path != PACKAGE:
+            obj = package()[path.removeprefix(PACKAGE + ".")]
+        while obj.is_alias:
+            if obj.target_path in seen or not obj.target_path.startswith(PACKAGE + "."):
+                raise SourceError(f"{path}: imported from outside {PACKAGE}")
+            seen.add(obj.target_path)
+            obj = package()[obj.target_path.removeprefix(PACKAGE + ".")]
+    except KeyError:
+        raise SourceError(f"{path}: no such object in {PACKAGE}") from None
+    return obj
 
 
-def _bound_names(node: ast.stmt) -> list[str]:
-    """The module-level names a statement binds (definitions and assignments)."""
-    if isinstance(node, Definition):
-        return [node.name]
-    targets = node.targets if isinstance(node, ast.Assign) else []
-    if isinstance(node, ast.AnnAssign):
-        targets = [node.target]
-    return [t.id for t in targets if isinstance(t, ast.Name)]
+def _top(obj: griffe.Object) -> griffe.Object:
+    """The module-level definition that holds ``obj`` (``obj`` itself for one)."""
+    while obj.parent is not None and not obj.parent.is_module:
+        obj = obj.parent
+    return obj
 
 
-def _top_level(module: Module, name: str) -> ast.stmt | None:
-    for node in module.tree.body:
-        if name in _bound_names(node):
-            return node
-    return None
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Target:
-    """An object in a module: its statement, and the top-level statement that contains it."""
+    """An object of the package and the module-level definition that holds it."""
 
-    module: Module
-    qualname: str
-    node: ast.stmt
-    top: ast.stmt
+    obj: griffe.Object
+    top: griffe.Object
+
+    @property
+    def module(self) -> griffe.Module:
+        return self.obj.module
+
+    @property
+    def lines(self) -> list[str]:
+        return self.obj.module.lines
+
+    @property
+    def relative_path(self) -> str:
+        return Path(self.obj.module.filepath).relative_to(ROOT).as_posix()
+
+    @property
+    def name(self) -> str:
+        """The module-level name: ``MultiHeadAttention`` for its ``forward``."""
+        return self.top.name
 
 
 def resolve(dotted: str) -> Target:
-    """``attention_ref.multihead.MultiHeadAttention.forward`` -> its module and nodes."""
-    parts = dotted.split(".")
-    for split in range(len(parts) - 1, 0, -1):
-        module_name, qualname = ".".join(parts[:split]), parts[split:]
-        try:
-            module = load_module(module_name)
-        except SourceError:
-            continue
-        top = node = _top_level(module, qualname[0])
-        for attr in qualname[1:]:
-            inner = node.body if isinstance(node, ast.ClassDef) else []
-            node = next((n for n in inner if attr in _bound_names(n)), None)
-        if node is None:
-            raise SourceError(f"{dotted}: {'.'.join(qualname)} is not defined in {module_name}")
-        return Target(module, ".".join(qualname), node, top)
-    raise SourceError(f"{dotted}: no module of {PACKAGE} defines it")
+    """``attention_ref.multihead.MultiHeadAttention.forward`` -> the object and its class."""
+    obj = _lookup(dotted)
+    if obj.is_module:
+        raise SourceError(f"{dotted}: a module; include one of its objects")
+    return Target(obj, _top(obj))
 
 
 # --- the part a page shows ---------------------------------------------------------------------
 
 
-def _first_line(module: Module, node: ast.stmt) -> int:
-    """The node's first line, with its decorators and the comment lines right above it."""
-    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-    while first > 1 and module.lines[first - 2].strip().startswith("#"):
-        if MARKER.match(module.lines[first - 2]):
+def _first_line(obj: griffe.Object) -> int:
+    """The object's first line, with its decorators and the comment lines right above it."""
+    lines = obj.module.lines
+    first = min([obj.lineno, *(d.lineno for d in getattr(obj, "decorators", []))])
+    while first > 1 and lines[first - 2].strip().startswith("#"):
+        if MARKER.match(lines[first - 2]):
             break
         first -= 1
     return first
 
 
-def _docstring_node(node: ast.stmt) -> ast.Expr | None:
-    body = getattr(node, "body", None)
-    if (
-        isinstance(node, Definition)
-        and body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        return body[0]
-    return None
+def _syntax(obj: griffe.Object) -> tuple[ast.stmt, int]:
+    """The object's statement (parsed from its dedented lines), and the offset of its lines."""
+    first = min([obj.lineno, *(d.lineno for d in getattr(obj, "decorators", []))])
+    text = textwrap.dedent("\n".join(obj.module.lines[first - 1 : obj.endlineno]))
+    return ast.parse(text).body[0], first - 1
 
 
-def _without_markers(lines: list[str]) -> list[str]:
-    return [line for line in lines if not MARKER.match(line)]
-
-
-def _without_docstrings(module: Module, node: ast.stmt, first: int, last: int) -> list[str]:
-    """Lines ``first..last`` with every docstring inside ``node`` removed."""
+def _docstring_lines(node: ast.AST, offset: int) -> set[int]:
+    """The file lines of every docstring inside ``node`` (nested definitions included)."""
     drop: set[int] = set()
     for inner in ast.walk(node):
-        if (doc := _docstring_node(inner)) is not None:
-            drop.update(range(doc.lineno, doc.end_lineno + 1))
-    return [
-        line
-        for number, line in enumerate(module.segment(first, last), start=first)
-        if number not in drop
-    ]
+        body = getattr(inner, "body", None)
+        if (
+            isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            drop.update(range(body[0].lineno + offset, body[0].end_lineno + offset + 1))
+    return drop
 
 
-def _trim_blank(lines: list[str]) -> list[str]:
+def _clean(lines: list[str]) -> list[str]:
+    """Without excerpt markers and tool comments, and without blank lines at either end."""
+    lines = [TOOL_COMMENT.sub("", line) for line in lines if not MARKER.match(line)]
     while lines and not lines[0].strip():
         lines = lines[1:]
     while lines and not lines[-1].strip():
@@ -183,16 +180,24 @@ def _trim_blank(lines: list[str]) -> list[str]:
     return lines
 
 
-def _excerpt(target: Target, name: str) -> tuple[int, int]:
-    module, node = target.module, target.node
+def _segment(obj: griffe.Object, first: int, last: int, docstrings: bool) -> list[str]:
+    """File lines ``first..last`` (1-based, inclusive), with or without the docstrings."""
+    drop = set() if docstrings else _docstring_lines(*_syntax(obj))
+    return [
+        line
+        for number, line in enumerate(obj.module.lines[first - 1 : last], start=first)
+        if number not in drop
+    ]
+
+
+def _excerpt(obj: griffe.Object, name: str) -> tuple[int, int]:
+    lines = obj.module.lines
     start = end = None
-    last = node.end_lineno  # an end marker may follow the last statement
-    while last < len(module.lines) and (
-        not module.lines[last].strip() or MARKER.match(module.lines[last])
-    ):
+    last = obj.endlineno  # an end marker may follow the last statement
+    while last < len(lines) and (not lines[last].strip() or MARKER.match(lines[last])):
         last += 1
-    for number in range(node.lineno, last + 1):
-        marker = MARKER.match(module.lines[number - 1])
+    for number in range(obj.lineno, last + 1):
+        marker = MARKER.match(lines[number - 1])
         if marker and marker["name"] == name:
             if marker["edge"] == "start":
                 start = number
@@ -200,7 +205,7 @@ def _excerpt(target: Target, name: str) -> tuple[int, int]:
                 end = number
     if start is None or end is None or end < start:
         raise SourceError(
-            f"{module.name}.{target.qualname}: no excerpt {name!r} (expected the comments "
+            f"{obj.path}: no excerpt {name!r} (expected the comments "
             f"'# --8<-- [start:{name}]' and '# --8<-- [end:{name}]' inside it)"
         )
     return start + 1, end - 1
@@ -208,182 +213,81 @@ def _excerpt(target: Target, name: str) -> tuple[int, int]:
 
 def _part(target: Target, part: str) -> tuple[int, int, list[str]]:
     """The first and last line of ``part`` of ``target`` in its file, and the lines shown."""
-    module, node = target.module, target.node
-    first, last = _first_line(module, node), node.end_lineno
-    if part == "whole":
-        return first, last, module.segment(first, last)
-    if part == "code":
-        return first, last, _without_docstrings(module, node, first, last)
+    obj = target.obj
+    first, last = _first_line(obj), obj.endlineno
+    if part in ("whole", "code"):
+        return first, last, _segment(obj, first, last, docstrings=part == "whole")
     if part in ("signature", "body"):
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            raise SourceError(f"{module.name}.{target.qualname}: {part} of a non-function")
-        doc = _docstring_node(node)
-        statements = node.body[1:] if doc else node.body
-        body_start = statements[0].lineno if statements else node.end_lineno + 1
-        body_start = min(
-            [body_start, *(_first_line(module, s) for s in statements[:1])]
-        )  # comments above the first statement belong to the body
+        if not obj.is_function:
+            raise SourceError(f"{obj.path}: {part} of a non-function")
+        node, offset = _syntax(obj)
+        statements = node.body
+        if obj.docstring is not None:
+            statements = statements[1:]
+        body_start = statements[0].lineno + offset if statements else last + 1
+        while body_start > 1 and obj.module.lines[body_start - 2].strip().startswith("#"):
+            body_start -= 1  # comments above the first statement belong to the body
         if part == "signature":
-            last = (doc.lineno if doc else body_start) - 1
+            last = (obj.docstring.lineno if obj.docstring else body_start) - 1
         else:
             first = body_start
-        return first, last, module.segment(first, last)
-    first, last = _excerpt(target, part)
-    return first, last, module.segment(first, last)
+        return first, last, obj.module.lines[first - 1 : last]
+    first, last = _excerpt(obj, part)
+    return first, last, obj.module.lines[first - 1 : last]
 
 
 def shown(target: Target, part: str = "code") -> str:
     """The source a page shows for ``part`` of ``target``, dedented."""
-    text = textwrap.dedent("\n".join(_without_markers(_part(target, part)[2])))
-    return "\n".join(_trim_blank(text.splitlines())) + "\n"
+    text = textwrap.dedent("\n".join(_part(target, part)[2]))
+    return "\n".join(_clean(text.splitlines())) + "\n"
 
 
-# --- what the copy button copies ---------------------------------------------------------------
+def shown_lines(target: Target, part: str = "code") -> tuple[int, int]:
+    """The lines of the file that ``part`` of ``target`` shows (1-based, inclusive)."""
+    first, last, _ = _part(target, part)
+    return first, last
 
 
-def _loaded_names(node: ast.AST) -> set[str]:
-    """Names a piece of code reads, minus those it binds itself (arguments, locals)."""
+# --- what a program needs ----------------------------------------------------------------------
+
+
+def _loaded_names(node: ast.AST, annotations: bool) -> set[str]:
+    """Names a definition reads at run time, minus those it binds itself (arguments, locals).
+
+    Without ``annotations`` (a module with ``from __future__ import annotations``), names that
+    only annotations use are not read: they are never evaluated.
+    """
     loaded: set[str] = set()
     bound: set[str] = set()
+    skip: set[int] = set()
     for inner in ast.walk(node):
+        if not annotations:
+            for child in (getattr(inner, "annotation", None), getattr(inner, "returns", None)):
+                if child is not None:
+                    skip.update(id(n) for n in ast.walk(child))
+        if id(inner) in skip:
+            continue
         if isinstance(inner, ast.Name):
             (loaded if isinstance(inner.ctx, ast.Load) else bound).add(inner.id)
         elif isinstance(inner, ast.arg):
             bound.add(inner.arg)
-        elif isinstance(inner, Definition) and inner is not node:
+        elif isinstance(inner, ast.alias):
+            bound.add(inner.asname or inner.name.split(".")[0])
+        elif isinstance(inner, ast.ExceptHandler | ast.FunctionDef | ast.ClassDef) and (
+            inner.name and inner is not node  # except E as name; def name; class name
+        ):
             bound.add(inner.name)
-        annotation = getattr(inner, "annotation", None) or getattr(inner, "returns", None)
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            loaded.update(_names_in(annotation.value))  # a quoted annotation: "Axes | None"
     return loaded - bound
 
 
-def _names_in(expression: str) -> set[str]:
-    try:
-        tree = ast.parse(expression, mode="eval")
-    except SyntaxError:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-
-
-@dataclass
-class _Import:
-    """One imported name and the statement that imports it (``import torch.nn.functional as F``)."""
-
-    statement: str
-    order: int
-    type_checking: bool = False
-
-
-@dataclass
-class _Copy:
-    """What a copy needs, collected while walking the dependencies."""
-
-    future: bool = False
-    imports: dict[str, _Import] = field(default_factory=dict)  # bound name -> import
-    helpers: dict[tuple[str, str], ast.stmt] = field(default_factory=dict)  # (module, name)
-    order: list[tuple[str, str]] = field(default_factory=list)  # dependencies first
-
-
-def _module_imports(module: Module) -> dict[str, tuple[ast.stmt, bool]]:
-    """Names the module binds by import -> (the import statement, under TYPE_CHECKING?)."""
-    found: dict[str, tuple[ast.stmt, bool]] = {}
-
-    def visit(statements: list[ast.stmt], type_checking: bool) -> None:
-        for node in statements:
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                for alias in node.names:
-                    bound = alias.asname or alias.name.split(".")[0]
-                    found[bound] = (node, type_checking)
-            elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-                visit(node.body, True)
-
-    visit(module.tree.body, False)
-    return found
-
-
-def _import_line(node: ast.Import | ast.ImportFrom, bound: str) -> str:
-    """The import statement for one bound name, in the module's own spelling."""
-    for alias in node.names:
-        if (alias.asname or alias.name.split(".")[0]) != bound:
-            continue
-        alias_text = alias.name + (f" as {alias.asname}" if alias.asname else "")
-        if isinstance(node, ast.Import):
-            return f"import {alias_text}"
-        return f"from {'.' * node.level}{node.module or ''} import {alias_text}"
-    raise KeyError(bound)
-
-
-def _package_module(node: ast.ImportFrom, module: Module) -> str | None:
-    """The absolute module name of ``from .x import y`` inside the package, else None."""
-    if node.level == 0:
-        name = node.module or ""
-        return name if name == PACKAGE or name.startswith(PACKAGE + ".") else None
-    base = module.name.split(".")
-    if module.path.name != "__init__.py":
-        base = base[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, *([node.module] if node.module else [])])
-
-
-def _collect(module: Module, node: ast.stmt, copy: _Copy, seen: set[tuple[str, str]]) -> None:
-    """Add what ``node`` (a top-level statement of ``module``) needs to ``copy``."""
-    if any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in module.tree.body):
-        copy.future = True
-    imports = _module_imports(module)
-    for name in sorted(_loaded_names(node)):
-        if name in imports:
-            statement, type_checking = imports[name]
-            source = (
-                _package_module(statement, module)
-                if isinstance(statement, ast.ImportFrom)
-                else None
-            )
-            if source is not None:  # from .attention import attention_weights: its source
-                original = next(a.name for a in statement.names if (a.asname or a.name) == name)
-                _add_helper(load_module(source), original, copy, seen)
-            else:
-                line = _import_line(statement, name)
-                order = statement.lineno + (10_000 if type_checking else 0)
-                copy.imports.setdefault(name, _Import(line, order, type_checking))
-        elif _top_level(module, name) is not None:
-            _add_helper(module, name, copy, seen)
-
-
-def _add_helper(module: Module, name: str, copy: _Copy, seen: set[tuple[str, str]]) -> None:
-    key = (module.name, name)
-    if key in seen:
-        return
-    seen.add(key)
-    node = _top_level(module, name)
-    if node is None:
-        raise SourceError(f"{module.name}: {name} is imported but not defined there")
-    for other_module, other in copy.helpers:
-        if other == name and other_module != module.name:
-            raise SourceError(
-                f"{name}: defined in both {other_module} and {module.name}; a copy needs one"
-            )
-    _collect(module, node, copy, seen)
-    copy.helpers[key] = node
-    copy.order.append(key)
-
-
-def _repl_safe(lines: list[str]) -> list[str]:
-    """Drop blank lines inside indented blocks (outside strings): the REPL ends a block there."""
-    text = "\n".join(lines) + "\n"
-    in_string: set[int] = set()
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.STRING and token.end[0] > token.start[0]:
-            in_string.update(range(token.start[0] + 1, token.end[0] + 1))
-    kept = []
-    for number, line in enumerate(lines, start=1):
-        if line.strip() or number in in_string:
-            kept.append(line)
-            continue
-        following = next((n for n in lines[number:] if n.strip()), "")
-        if following[:1] not in (" ", "\t"):  # the next statement is at the top level
-            kept.append(line)
-    return kept
+def _import_statement(name: str, path: str) -> str:
+    """The import that binds ``name`` to ``path``: ``import torch.nn.functional as F``."""
+    parent, _, last = path.rpartition(".")
+    if name == path:
+        return f"import {path}"
+    if parent and last == name:
+        return f"from {parent} import {name}"
+    return f"import {path} as {name}"
 
 
 def _import_block(statements: list[str]) -> list[str]:
@@ -391,7 +295,7 @@ def _import_block(statements: list[str]) -> list[str]:
     before ``from x import y`` in each group; one ``from`` line per module."""
     plain: set[str] = set()
     from_names: dict[str, set[str]] = {}
-    for statement in filter(None, statements):
+    for statement in statements:
         if statement.startswith("from "):
             module, names = statement.removeprefix("from ").split(" import ")
             from_names.setdefault(module, set()).update(n.strip() for n in names.split(","))
@@ -420,49 +324,103 @@ def _name_order(name: str) -> tuple[int, str]:
     return kind, name.lower()
 
 
-def _definition_source(module: Module, node: ast.stmt) -> list[str]:
-    lines = _without_docstrings(module, node, _first_line(module, node), node.end_lineno)
-    return _repl_safe(_trim_blank(_without_markers(lines)))
+def _future_annotations(module: griffe.Module) -> bool:
+    return module.imports.get("annotations") == "__future__.annotations"
+
+
+@dataclass
+class _Needs:
+    """What a program needs, collected while walking the dependencies."""
+
+    future: bool = False
+    imports: set[str] = field(default_factory=set)  # import statements
+    order: list[tuple[griffe.Object, list[str]]] = field(default_factory=list)  # needs first
+    seen: set[str] = field(default_factory=set)  # paths of the objects visited
+
+
+def _definition(obj: griffe.Object, docstrings: bool) -> list[str]:
+    """A definition as a program carries it: a shown one with its docstrings, a helper without.
+
+    A helper class is carried whole: its objects may reach code outside the program (the
+    ``KVCache`` that ``generate`` makes is updated by the reader's model).
+    """
+    lines = _segment(obj, _first_line(obj), obj.endlineno, docstrings)
+    return _repl_safe(_clean(lines))
+
+
+def _collect(obj: griffe.Object, needs: _Needs, main: bool = False) -> None:
+    """Add ``obj`` (a module-level definition) after what it needs to ``needs``."""
+    if obj.path in needs.seen:
+        return
+    needs.seen.add(obj.path)
+    module = obj.module
+    future = _future_annotations(module)
+    needs.future |= future
+    lines = _definition(obj, docstrings=main)
+    node = ast.parse("\n".join(lines)).body[0]
+    for name in sorted(_loaded_names(node, annotations=not future)):
+        member = module.members.get(name)
+        if member is not None and not member.is_alias and not member.is_module:
+            _collect(member, needs)  # defined in the same module
+        elif name in module.imports:
+            path = module.imports[name]
+            if path == PACKAGE or path.startswith(PACKAGE + "."):
+                _collect(_lookup(path), needs)  # from .attention import attention_weights
+            elif not path.startswith("__future__."):
+                needs.imports.add(_import_statement(name, path))
+        # else: a builtin, or a name the definition binds in a way not tracked above
+    for other, _ in needs.order:
+        if other.name == obj.name and other.path != obj.path:
+            raise SourceError(
+                f"{obj.name}: defined in both {other.module.path} and {module.path}; "
+                "a copy needs one"
+            )
+    needs.order.append((obj, lines))
+
+
+def _repl_safe(lines: list[str]) -> list[str]:
+    """Drop blank lines inside indented blocks (outside strings): the REPL ends a block there."""
+    text = "\n".join(lines) + "\n"
+    in_string: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+            in_string.update(range(token.start[0] + 1, token.end[0] + 1))
+    kept = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip() or number in in_string:
+            kept.append(line)
+            continue
+        following = next((n for n in lines[number:] if n.strip()), "")
+        if following[:1] not in (" ", "\t"):  # the next statement is at the top level
+            kept.append(line)
+    return kept
 
 
 @dataclass(frozen=True)
 class Copy:
-    """A self-contained program: its text, and what it adds to the code a page shows."""
+    """What a copy button copies, and what it adds to the code the block shows."""
 
     text: str
-    helpers: tuple[str, ...]  # names of the package objects whose source it adds
-    imports: tuple[str, ...]  # the import statements (``from __future__`` excluded)
+    helpers: tuple[str, ...] = ()  # names of the package objects whose source it adds
+    imports: tuple[str, ...] = ()  # the import statements (``from __future__`` excluded)
 
 
-def self_contained(targets: list[Target]) -> Copy:
-    """Imports, helpers, then the top-level definitions of ``targets``: a program that runs."""
-    copy = _Copy()
-    seen: set[tuple[str, str]] = set()
-    mains: list[tuple[str, str]] = []
-    for target in targets:
-        name = _bound_names(target.top)[0]
-        key = (target.module.name, name)
-        if key not in mains:
-            mains.append(key)
-            seen.discard(key)
-            _add_helper(target.module, name, copy, seen)
-    helpers = [key for key in copy.order if key not in mains]
-    plain = _import_block([i.statement for i in copy.imports.values() if not i.type_checking])
-    guarded = _import_block([i.statement for i in copy.imports.values() if i.type_checking])
-    if guarded and "TYPE_CHECKING" not in copy.imports:
-        plain = _import_block([*plain, "from typing import TYPE_CHECKING"])
-    imports = tuple(line for line in [*plain, *guarded] if line)
-    chunks: list[list[str]] = []
-    head = ["from __future__ import annotations", ""] if copy.future else []
-    head += plain
-    if guarded:
-        head += ["", "if TYPE_CHECKING:", *(f"    {line}" for line in guarded if line)]
-    if head:
-        chunks.append(head)
-    for key in [*helpers, *mains]:
-        chunks.append(_definition_source(load_module(key[0]), copy.helpers[key]))
-    text = "\n\n\n".join("\n".join(chunk) for chunk in chunks) + "\n"
-    return Copy(text, tuple(name for _, name in helpers), imports)
+def program(tops: list[griffe.Object]) -> Copy:
+    """Imports, helpers, then the definitions ``tops`` with their docstrings: a program."""
+    mains = list({obj.path: obj for obj in tops}.values())
+    needs = _Needs()
+    for obj in mains:
+        needs.seen.discard(obj.path)  # shown here, even where an earlier one needs it
+        _collect(obj, needs, main=True)
+    main_paths = {obj.path for obj in mains}
+    helpers = [(obj, lines) for obj, lines in needs.order if obj.path not in main_paths]
+    imports = _import_block(sorted(needs.imports))
+    head = ["from __future__ import annotations", ""] if needs.future else []
+    chunks = [head + imports] if head or imports else []
+    chunks += [lines for _, lines in helpers]
+    chunks += [lines for obj, lines in needs.order if obj.path in main_paths]
+    text = "\n\n\n".join("\n".join(chunk).strip("\n") for chunk in chunks) + "\n"
+    return Copy(text, tuple(obj.name for obj, _ in helpers), tuple(i for i in imports if i))
 
 
 # --- one include -------------------------------------------------------------------------------
@@ -490,15 +448,9 @@ class Include:
 
     @property
     def is_excerpt(self) -> bool:
-        """True when the block shows less than the whole definition that its copy holds."""
+        """True when the block shows less than a whole module-level definition."""
         target = self.target
-        return self.part not in ("code", "whole") or target.node is not target.top
-
-
-def shown_lines(target: Target, part: str = "code") -> tuple[int, int]:
-    """The lines of the file that ``part`` of ``target`` shows (1-based, inclusive)."""
-    first, last, _ = _part(target, part)
-    return first, last
+        return self.part not in ("code", "whole") or target.obj is not target.top
 
 
 # --- a block of include lines, as a page shows it -----------------------------------------------
@@ -506,6 +458,7 @@ def shown_lines(target: Target, part: str = "code") -> tuple[int, int]:
 WORDS = {
     "en": {
         "excerpt": "excerpt of {name}",
+        "full": "the whole of {name}, {path} lines {first} to {last}, in the repository",
         "copy": "the copy adds the imports",
         "helpers": "the copy adds the imports and {names}",
         "many": "the copy adds the imports and {n} helpers",
@@ -513,12 +466,22 @@ WORDS = {
     },
     "zh": {
         "excerpt": "{name} 的节选",
+        "full": "仓库中 {name} 的完整代码：{path} 第 {first}–{last} 行",
         "copy": "复制时另含导入语句",
         "helpers": "复制时另含导入语句和 {names}",
         "many": "复制时另含导入语句和 {n} 个辅助定义",
         "link": "仓库中的 {path} 第 {first}–{last} 行",
     },
 }
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The module-level definition an excerpt comes from: its name and lines."""
+
+    name: str
+    first: int
+    last: int
 
 
 @dataclass(frozen=True)
@@ -530,25 +493,24 @@ class SourceBlock:
     path: str
     first: int
     last: int
-    note: str
+    note: str  # what the copy adds (a program); empty for an excerpt
+    excerpt_of: tuple[Excerpt, ...] = ()  # empty for a program
+
+    @property
+    def is_excerpt(self) -> bool:
+        return bool(self.excerpt_of)
 
 
-def _note(includes: list[Include], copy: Copy, lang: str) -> str:
+def _note(copy: Copy, lang: str) -> str:
     words = WORDS.get(lang, WORDS["en"])
-    parts = []
-    for include in includes:
-        if include.is_excerpt:
-            name = _bound_names(include.target.top)[0]
-            parts.append(words["excerpt"].format(name=name))
-    parts = list(dict.fromkeys(parts))
     helpers = list(copy.helpers)
     if len(helpers) > 3:
-        parts.append(words["many"].format(n=len(helpers)))
-    elif helpers:
-        parts.append(words["helpers"].format(names=", ".join(helpers)))
-    elif copy.imports or copy.text.startswith("from __future__"):
-        parts.append(words["copy"])
-    return " · ".join(parts)
+        return words["many"].format(n=len(helpers))
+    if helpers:
+        return words["helpers"].format(names=", ".join(helpers))
+    if copy.imports or copy.text.startswith("from __future__"):
+        return words["copy"]
+    return ""
 
 
 def include_lines(markdown: str) -> list[list[str]]:
@@ -562,17 +524,17 @@ def source_block(lines: list[str], lang: str) -> SourceBlock:
     """What one ```python block of ``include:`` lines shows and copies."""
     includes = [Include.parse(line.split("include:", 1)[1]) for line in lines]
     targets = [include.target for include in includes]
-    modules = {target.module.relative_path for target in targets}
-    if len(modules) != 1:
-        raise SourceError(f"one block includes from one file, got {sorted(modules)}")
+    paths = {target.relative_path for target in targets}
+    if len(paths) != 1:
+        raise SourceError(f"one block includes from one file, got {sorted(paths)}")
     code = "\n".join(shown(t, i.part) for t, i in zip(targets, includes, strict=True))
-    copy = self_contained(targets)
     spans = [shown_lines(t, i.part) for t, i in zip(targets, includes, strict=True)]
-    return SourceBlock(
-        shown=code,
-        copy=copy.text,
-        path=modules.pop(),
-        first=min(first for first, _ in spans),
-        last=max(last for _, last in spans),
-        note=_note(includes, copy, lang),
-    )
+    block = {"shown": code, "path": paths.pop()}
+    block["first"] = min(first for first, _ in spans)
+    block["last"] = max(last for _, last in spans)
+    if any(include.is_excerpt for include in includes):
+        tops = {t.top.path: t.top for t in targets}.values()
+        excerpt_of = tuple(Excerpt(top.name, _first_line(top), top.endlineno) for top in tops)
+        return SourceBlock(copy=code, note="", excerpt_of=excerpt_of, **block)
+    copy = program([t.top for t in targets])
+    return SourceBlock(copy=copy.text, note=_note(copy, lang), **block)

@@ -1,6 +1,8 @@
-"""Package code copied from the site runs: the clipboard of every package-code block, pasted
-into a Python that has only torch and numpy, defines what the block shows and gives
-attention_ref's results (the same harness as tests/test_source_copies.py)."""
+"""Package code copied from the site follows the copy contract (docs_hooks/source_code.py): the
+clipboard of an excerpt is exactly the lines it shows; the clipboard of a block of whole
+definitions is a program that, pasted into a Python that has only torch and numpy, runs and
+passes the docstring examples of what the block shows (the same harness as
+tests/test_source_copies.py)."""
 
 from __future__ import annotations
 
@@ -23,28 +25,19 @@ def clipboard_copies(visits: Visits) -> dict[str, tuple[str, list[str]]]:
     return found
 
 
-def test_source_blocks_copy_programs_that_run(clipboard_copies, tmp_path) -> None:
-    distinct = {text.rstrip() for text, _, _ in source_copies.BLOCKS.values()}
-    assert len(clipboard_copies) == len(distinct)
-    by_text = {text.rstrip(): key for key, (text, _, _) in source_copies.BLOCKS.items()}
-    jobs = []
+def test_source_blocks_copy_what_the_contract_says(clipboard_copies, tmp_path) -> None:
+    known = {b.block.copy.rstrip(): key for key, b in source_copies.BLOCKS.items()}
+    assert len(clipboard_copies) == len(known)
+    programs = {}
     for text, (target, where) in clipboard_copies.items():
-        key = by_text.get(text.rstrip())
-        assert key is not None, f"{where[0]} {target}: the clipboard is no known program"
-        includes = source_copies.BLOCKS[key][1]
-        names = source_copies._main_names(includes)
-        jobs.append({"key": key, "copy": text, "names": names})
-    for needs_matplotlib in (False, True):
-        selected = [
-            job
-            for job in jobs
-            if any(n in source_copies.cases.NEEDS_MATPLOTLIB for n in job["names"])
-            == needs_matplotlib
-        ]
-        wanted = ["torch", "numpy", *(["matplotlib"] if needs_matplotlib else [])]
-        folder = tmp_path / f"run-{needs_matplotlib}"
-        folder.mkdir()
-        environment = source_copies._environment(folder / "site", wanted)
-        ran = source_copies._run(environment, selected, folder)
-        assert "attention_ref" not in ran["modules"]
-        assert sorted(ran["results"]) == sorted(job["key"] for job in selected)
+        key = known.get(text.rstrip())
+        assert key is not None, f"{where[0]} {target}: the clipboard is no known copy"
+        block = source_copies.BLOCKS[key]
+        if block.block.is_excerpt:
+            assert text.rstrip() == block.block.shown.rstrip(), f"{where[0]}: {key}"
+        else:
+            programs[key] = (text, block.names)
+    results = source_copies.run_programs(programs, tmp_path)
+    assert sorted(results) == sorted(programs)
+    for key, result in results.items():
+        assert result["examples"] > 0 or result["cases"], key
