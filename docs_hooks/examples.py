@@ -15,12 +15,12 @@
 from __future__ import annotations
 
 import html
-import json
 import posixpath
 import re
 import sys
 from pathlib import Path
 
+import nbformat
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
@@ -75,7 +75,7 @@ def on_files(files, config):
             script = page_examples.script(markdown, **kwargs)
         except Exception as error:  # name the page, not just the traceback
             raise PluginError(f"examples: {page.src_uri}: {error!r}") from error
-        text = json.dumps(notebook, ensure_ascii=False, indent=1) + "\n"
+        text = nbformat.writes(notebook) + "\n"
         files.append(File.generated(config, paths["notebook"], content=text))
         files.append(File.generated(config, paths["script"], content=script))
     return files

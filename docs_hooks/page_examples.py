@@ -26,7 +26,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+from nbformat import v4
+
 from docs_hooks.doctest_copy import copy_of, examples, raised
+from docs_hooks.source_code import Include, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = "https://github.com/attention-ref/attention-ref"
@@ -37,21 +41,20 @@ WORDS = {
     "en": {
         "install": "# attention_ref, installed from its repository if it is missing",
         "from_page": "The examples of [this page of attention-ref]({url}), to run in order.",
-        "source": "*The code of `{title}` is shown [on the page]({url}).*",
+        "source": "*The code of {names} is shown [on the page]({url}).*",
         "script": "The examples of {url}, in order: run with `python {name}`.",
         "needs": 'Needs torch and attention_ref: pip install "{install}"',
     },
     "zh": {
         "install": "# 若尚未安装 attention_ref，则从代码仓库安装",
         "from_page": "[attention-ref 网站上本页]({url})的示例，请按顺序运行。",
-        "source": "`{title}` 的代码见[网页]({url})。",
+        "source": "{names} 的代码见[网页]({url})。",
         "script": "{url} 的示例，按页面顺序排列：用 `python {name}` 运行。",
         "needs": '需要 torch 和 attention_ref：pip install "{install}"',
     },
 }
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
-TITLE = re.compile(r'title="(?P<title>[^"]*)"')
 CONTAINER = re.compile(  # !!! warning "Title", ??? note, ???+ tip "Title", === "Tab"
     r'^(?P<indent>[ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+|===)(?:[ \t]+"(?P<title>.*)")?[ \t]*$'
 )
@@ -86,9 +89,9 @@ class Doctest:
 
 @dataclass(frozen=True)
 class Source:
-    """A ```python block that shows the package's code (its include: lines)."""
+    """A ```python block that shows the package's code: the objects its include: lines name."""
 
-    title: str
+    names: tuple[str, ...]  # MultiHeadAttention.forward, as the package's module defines it
 
 
 def fence_language(info: str) -> str:
@@ -167,13 +170,22 @@ def parts(markdown: str) -> list[Prose | Doctest | Source]:
             if fence_language(info) == "pycon":
                 found.append(Doctest("\n".join(lines) + "\n", opening[1]))
             else:
-                title = TITLE.search(info)
-                found.append(Source(title["title"] if title else "python"))
+                found.append(Source(_included(lines)))
             block = None
         else:
             block.append(line)
     end_prose()
     return found
+
+
+def _included(lines: list[str]) -> tuple[str, ...]:
+    """The objects a block's ``include:`` lines name, as their module defines them."""
+    names = []
+    for line in lines:
+        if line.strip().startswith("include:"):
+            obj = resolve(Include.parse(line.split("include:", 1)[1]).dotted).obj
+            names.append(obj.path.removeprefix(obj.module.path + "."))
+    return tuple(dict.fromkeys(names))
 
 
 def doctests(markdown: str) -> list[Doctest]:
@@ -329,35 +341,27 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def _markdown_cell(text: str) -> dict:
-    return {"cell_type": "markdown", "metadata": {}, "source": _lines(text)}
+def _markdown_cell(text: str) -> nbformat.NotebookNode:
+    return v4.new_markdown_cell(_lines(text))
 
 
-def _code_cell(source: str, outputs: list[dict] | None = None, count: int | None = None) -> dict:
-    return {
-        "cell_type": "code",
-        "execution_count": count,
-        "metadata": {},
-        "outputs": outputs or [],
-        "source": _lines(source),
-    }
+def _code_cell(
+    source: str, outputs: list[nbformat.NotebookNode] | None = None, count: int | None = None
+) -> nbformat.NotebookNode:
+    return v4.new_code_cell(_lines(source), execution_count=count, outputs=outputs or [])
 
 
-def _output(example: doctest.Example, count: int) -> dict:
+def _output(example: doctest.Example, count: int) -> nbformat.NotebookNode:
     text = _want(example)
     if _displays(example):
-        return {
-            "output_type": "execute_result",
-            "execution_count": count,
-            "data": {"text/plain": _lines(text.rstrip("\n"))},
-            "metadata": {},
-        }
-    return {"output_type": "stream", "name": "stdout", "text": _lines(text)}
+        data = {"text/plain": _lines(text.rstrip("\n"))}
+        return v4.new_output("execute_result", data, execution_count=count)
+    return v4.new_output("stream", name="stdout", text=_lines(text))
 
 
-def _merge_markdown(cells: list[dict]) -> list[dict]:
+def _merge_markdown(cells: list[nbformat.NotebookNode]) -> list[nbformat.NotebookNode]:
     """Markdown cells that follow each other become one (prose around a source block)."""
-    merged: list[dict] = []
+    merged: list[nbformat.NotebookNode] = []
     for cell in cells:
         if merged and cell["cell_type"] == merged[-1]["cell_type"] == "markdown":
             text = "".join(merged[-1]["source"]) + "\n\n" + "".join(cell["source"])
@@ -391,8 +395,10 @@ def install_cell(lang: str) -> str:
     )
 
 
-def notebook(markdown: str, *, site_url: str, src_uri: str, lang: str, root: Path = ROOT) -> dict:
-    """The page's notebook (nbformat 4.5, as a dict ready for ``json.dump``)."""
+def notebook(
+    markdown: str, *, site_url: str, src_uri: str, lang: str, root: Path = ROOT
+) -> nbformat.NotebookNode:
+    """The page's notebook (nbformat 4.5, made with nbformat's builders and validated)."""
     links = _Links(site_url, src_uri, lang, root)
     url = page_url(site_url, src_uri, lang)
     words = WORDS[lang]
@@ -413,7 +419,8 @@ def notebook(markdown: str, *, site_url: str, src_uri: str, lang: str, root: Pat
             if text.strip():
                 cells.append(_markdown_cell(text))
         elif isinstance(part, Source):
-            note = words["source"].format(title=part.title, url=url + section)
+            names = (", " if lang == "en" else "、").join(f"`{name}`" for name in part.names)
+            note = words["source"].format(names=names, url=url + section)
             cells.append(_markdown_cell(note))
         else:
             for cell_examples, source in code_cells(part.transcript):
@@ -423,15 +430,15 @@ def notebook(markdown: str, *, site_url: str, src_uri: str, lang: str, root: Pat
     cells = _merge_markdown(cells)
     for number, cell in enumerate(cells):
         cell["id"] = f"cell-{number}"  # fixed ids: the same page gives the same file
-    return {
-        "cells": cells,
-        "metadata": {
+    made = v4.new_notebook(
+        cells=cells,
+        metadata={
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
         },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
+    )
+    nbformat.validate(made)  # a notebook Jupyter opens, or the build fails here
+    return made
 
 
 def script(markdown: str, *, site_url: str, src_uri: str, lang: str) -> str:
