@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .kv_cache import KVCache
+
 
 def _shape(x: Tensor) -> tuple[int, ...]:
     return tuple(x.shape)
@@ -86,3 +88,100 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name}: expected one of {list(choices)}, got {value!r}")
     return str(value)
+
+
+def check_heads(
+    embed_dim: int, num_heads: int, head_dim: int | None, num_kv_heads: int | None
+) -> tuple[int, int]:
+    """``(head_dim, num_kv_heads)``, their defaults ``E // H`` and ``H`` filled in, all checked."""
+    check_positive_int("embed_dim", embed_dim, "width")
+    check_positive_int("num_heads", num_heads, "number of heads")
+    if head_dim is None and embed_dim % num_heads:
+        raise ValueError(
+            f"embed_dim: expected a positive multiple of num_heads, got embed_dim={embed_dim}"
+            f" and num_heads={num_heads}"
+        )
+    head_dim = check_positive_int(
+        "head_dim", embed_dim // num_heads if head_dim is None else head_dim
+    )
+    kv_heads = check_positive_int(
+        "num_kv_heads", num_heads if num_kv_heads is None else num_kv_heads
+    )
+    if num_heads % kv_heads:
+        raise ValueError(
+            f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {kv_heads}"
+        )
+    return head_dim, kv_heads
+
+
+def check_rope_base(rope_base: float | None, head_dim: int) -> None:
+    """Rotary positions need a positive base and an even head width (features in pairs)."""
+    if rope_base is not None and (not rope_base > 0 or head_dim % 2 != 0):
+        raise ValueError(
+            "rope_base: expected a positive base and an even head width, got "
+            f"rope_base={rope_base} and head width {head_dim}"
+        )
+
+
+def check_attention_inputs(
+    query: Tensor, key: Tensor, value: Tensor, widths: tuple[int, int, int]
+) -> None:
+    """Batch-first ``(N, L, E)``, ``(N, S, kdim)``, ``(N, S, vdim)`` with the same N and S."""
+    for name, x, width in zip(("query", "key", "value"), (query, key, value), widths, strict=True):
+        check_tensor(name, x)
+        if x.dim() != 3 or x.size(-1) != width:
+            raise ValueError(
+                f"{name}: expected a batch-first tensor (N, length, {width}), got shape {_shape(x)}"
+            )
+    if not query.size(0) == key.size(0) == value.size(0):
+        raise ValueError(
+            "query, key and value: expected the same batch size N, got "
+            f"{_shape(query)}, {_shape(key)} and {_shape(value)}"
+        )
+    if key.size(1) != value.size(1):
+        raise ValueError(
+            f"key and value: expected the same length S, got {_shape(key)} and {_shape(value)}"
+        )
+
+
+def check_kv_cache(cache: object, query: Tensor, num_kv_heads: int, self_attention: bool) -> int:
+    """The position of the first new token: ``len(cache)``, or 0 without a cache."""
+    if cache is None:
+        return 0
+    if not isinstance(cache, KVCache):
+        raise TypeError(f"kv_cache: expected a KVCache, got {type(cache).__name__}")
+    if not self_attention:
+        raise ValueError(
+            "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
+            "keys come from the encoder's memory, which does not grow"
+        )
+    if cache.key is not None and cache.key.shape[:2] != (query.size(0), num_kv_heads):
+        raise ValueError(
+            f"kv_cache: expected N={query.size(0)} and H_kv={num_kv_heads}, got a "
+            f"cache of shape {_shape(cache.key)}"
+        )
+    return len(cache)
+
+
+def check_positions(
+    positions: Tensor | None,
+    start: int,
+    length: int,
+    rope_base: float | None,
+    cached: bool,
+    self_attention: bool,
+) -> None:
+    """Rotary positions only in self-attention; with a cache, exactly ``start + arange(L)``."""
+    rope = rope_base is not None
+    if rope and not self_attention:
+        raise ValueError("key: rope_base needs self-attention (no separate key)")
+    if positions is None:
+        return
+    if not rope:
+        raise ValueError("positions: only used with rope_base, which is None")
+    expected = torch.arange(start, start + length, device=positions.device)
+    if cached and (positions.shape[-1:] != expected.shape or not (positions == expected).all()):
+        raise ValueError(
+            f"positions: with a cache of {start} tokens, expected positions "
+            f"{start}..{start + length - 1}, got {positions.tolist()}"
+        )

@@ -46,6 +46,7 @@ from torch import Tensor
 
 from ._checks import check_mask, check_qkv
 from ._precision import upcast
+from .attention import _expand_kv_heads
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
@@ -141,9 +142,9 @@ def _scores(
     same for every block: no block-sized tensor is allocated per step.
     """
     q_tile, k_block = q[:, rows], k_t[:, :, cols]  # (B, b_q, E), (B, E, b_k)
-    float_mask = attn_mask is not None and attn_mask.is_floating_point()
-    if float_mask:
-        bias, beta = _mask_block(attn_mask, tiling.batch, rows, cols), _LOG2_E
+    float_mask = attn_mask if attn_mask is not None and attn_mask.is_floating_point() else None
+    if float_mask is not None:
+        bias, beta = _mask_block(float_mask, tiling.batch, rows, cols), _LOG2_E
     elif lse is not None:
         bias, beta = lse[:, rows], -1.0  # (B, b_q, 1), broadcast over the keys
     else:
@@ -152,8 +153,9 @@ def _scores(
     out = buffer[: math.prod(shape)].view(shape)  # the last blocks may be smaller
     alpha = tiling.scale * _LOG2_E
     scores = torch.baddbmm(bias, q_tile, k_block, beta=beta, alpha=alpha, out=out)
-    if float_mask and lse is not None:
+    if float_mask is not None and lse is not None:
         scores.sub_(lse[:, rows])
+    keep: Tensor | None = None
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         keep = _mask_block(attn_mask, tiling.batch, rows, cols)  # (B or 1, b_q, b_k)
     else:
@@ -282,6 +284,7 @@ def chunked_attention(
     is_causal: bool = False,
     scale: float | None = None,
     block_size: int | tuple[int, int] = DEFAULT_BLOCK_SIZE,
+    enable_gqa: bool = False,
 ) -> Tensor:
     r"""Exact scaled dot-product attention, computed block by block with the online softmax.
 
@@ -308,6 +311,7 @@ def chunked_attention(
         scale: Multiplies the scores; defaults to ``1 / sqrt(E)``.
         block_size: ``(b_q, b_k)``, the query tile and key block sizes, or one int for both.
             Any positive sizes give the same result; they need not divide L or S.
+        enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
 
     Returns:
         ``(..., L, Ev)``; zeros (never NaN) for a query whose keys are all masked.
@@ -335,6 +339,8 @@ def chunked_attention(
         True
     """
     check_qkv(query, key, value)
+    if enable_gqa:  # each key/value head serves a group of query heads
+        key, value = _expand_kv_heads(query, key, "key"), _expand_kv_heads(query, value, "value")
     b_q, b_k = _check_block_size(block_size)
     batch = _batch_shape(query, key, value)
     L, S, E, Ev = query.size(-2), key.size(-2), query.size(-1), value.size(-1)

@@ -10,13 +10,24 @@ Shape legend (batch-first):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import check_dropout, check_mask, check_tensor
+from ._checks import (
+    check_attention_inputs,
+    check_dropout,
+    check_heads,
+    check_kv_cache,
+    check_mask,
+    check_positions,
+    check_rope_base,
+)
 from ._precision import upcast
-from .attention import attention_weights, scaled_dot_product_attention
+from .attention import attention_weights
+from .interop import attention_from_torch
 from .kv_cache import KVCache
 from .masks import causal_mask
 from .positions import apply_rope
@@ -59,6 +70,18 @@ def _with_causal(
     return torch.where(causal, attn_mask, float("-inf")), False  # added to the scores
 
 
+def _rope(
+    q: Tensor, k: Tensor, positions: Tensor | None, start: int, base: float, interleaved: bool
+) -> tuple[Tensor, Tensor]:
+    """``apply_rope`` on the query and key heads, at ``start + arange(L)`` by default."""
+    if positions is None:  # continue the cache, if any
+        positions = torch.arange(start, start + q.size(2), device=q.device)
+    elif positions.dim() == 2:
+        positions = positions[:, None, :]  # (N, 1, L): the same for every head
+    q = apply_rope(q, positions, base=base, interleaved=interleaved)  # (N, H, L, D)
+    return q, apply_rope(k, positions, base=base, interleaved=interleaved)  # (N, H_kv, S, D)
+
+
 class MultiHeadAttention(nn.Module):
     r"""Multi-head attention, batch-first, with PyTorch's argument names.
 
@@ -66,12 +89,11 @@ class MultiHeadAttention(nn.Module):
       \mathrm{head}_h) W^O,\quad \mathrm{head}_i = \operatorname{Attention}(QW_i^Q, KW_i^K,
       VW_i^V)$$
 
-    The per-head matrices $W_i^Q$ are stored side by side in one ``q_proj`` of width
-    ``embed_dim``; splitting its output into ``num_heads`` slices gives each head its own
-    projection. Masks use PyTorch SDPA's convention: boolean True = **may attend**
-    (``nn.MultiheadAttention`` means the opposite: there True = masked). With float16 or
-    bfloat16 weights and inputs, the projections run in that dtype and the attention
-    (softmax and sums) in float32; outputs and weights come back in the input dtype.
+    The per-head matrices $W_i^Q$ are stored side by side in one ``q_proj``; splitting its
+    output into ``num_heads`` slices gives each head its own projection. Masks use PyTorch
+    SDPA's convention: boolean True = **may attend** (``nn.MultiheadAttention`` means the
+    opposite). float16 and bfloat16 run the projections in that dtype and the attention in
+    float32.
 
     Args:
         embed_dim: E, the model width (d_model).
@@ -81,26 +103,29 @@ class MultiHeadAttention(nn.Module):
         kdim: Width of ``key`` if it differs from ``embed_dim`` (cross-attention).
         vdim: Width of ``value`` if it differs from ``embed_dim``.
         num_kv_heads: H_kv key/value heads (grouped-query attention); must divide
-            ``num_heads``. ``None`` means ``num_heads`` (standard); 1 is multi-query.
+            ``num_heads``. ``None`` means ``num_heads``; 1 is multi-query.
         rope_base: If set, rotate each head's queries and keys with
-            [`apply_rope`][attention_ref.apply_rope] and this ``base`` (10000 in Llama 2)
-            after the projections, before the scores: rotary positions. Self-attention only.
+            [`apply_rope`][attention_ref.apply_rope] and this ``base`` (10000 in Llama 2):
+            rotary positions. Self-attention only.
         rope_interleaved: RoPE's pairing: features ``2i`` and ``2i + 1`` (RoFormer, GPT-J)
             instead of ``i`` and ``i + D/2`` (Hugging Face's Llama, GPT-NeoX; the default).
-        head_dim: D, each head's width; ``None`` means ``embed_dim // num_heads``. When
-            given, ``q_proj`` maps E to ``H * D``, ``k_proj``/``v_proj`` to ``H_kv * D``
-            and ``out_proj`` maps ``H * D`` back to E.
+        head_dim: D, each head's width; ``None`` means ``embed_dim // num_heads``. Then
+            ``q_proj`` maps E to ``H * D``, ``k_proj``/``v_proj`` to ``H_kv * D``.
         scale: Multiplies the scores; ``None`` means ``1 / sqrt(head_dim)``.
+        attention_fn: Computes the heads instead of the default, with the arguments of
+            ``scaled_dot_product_attention``: ``(query, key, value, attn_mask=None,
+            is_causal=False, scale=None, enable_gqa=False)`` on ``(N, H, L, D)`` heads, e.g.
+            [`chunked_attention`][attention_ref.chunked_attention],
+            ``F.scaled_dot_product_attention`` or your kernel. Only the default returns the
+            weights (otherwise ``None``); it gets no dropout, so ``dropout`` must be 0.
 
     Raises:
-        ValueError: If ``embed_dim`` is not divisible by ``num_heads`` (without
-            ``head_dim``), ``head_dim < 1``, ``num_kv_heads`` does not divide ``num_heads``,
-            ``dropout`` is outside [0, 1), or ``rope_base`` is not positive or set with an
-            odd head width.
+        ValueError: On sizes that do not divide (E by H without ``head_dim``, H by H_kv),
+            ``dropout`` outside [0, 1), ``rope_base`` <= 0 or with an odd head width.
 
     Examples:
         >>> import torch
-        >>> from attention_ref import MultiHeadAttention
+        >>> from attention_ref import MultiHeadAttention, chunked_attention
         >>> _ = torch.manual_seed(0)
         >>> mha = MultiHeadAttention(embed_dim=8, num_heads=2)
         >>> x = torch.randn(1, 3, 8)  # (N, L, E)
@@ -112,6 +137,11 @@ class MultiHeadAttention(nn.Module):
                  [1.0000, 1.0000, 1.0000]]], grad_fn=<SumBackward1>)
         >>> sum(p.numel() for p in mha.parameters())  # 4 * E * E + 4 * E
         288
+        >>> blocks = MultiHeadAttention(8, 2, attention_fn=chunked_attention)  # another kernel
+        >>> _ = blocks.load_state_dict(mha.state_dict())
+        >>> out2, none = blocks(x, is_causal=True)
+        >>> torch.allclose(out2, mha(x, is_causal=True)[0], atol=1e-6), none
+        (True, None)
     """
 
     def __init__(
@@ -128,39 +158,21 @@ class MultiHeadAttention(nn.Module):
         rope_interleaved: bool = False,
         head_dim: int | None = None,
         scale: float | None = None,
+        attention_fn: Callable[..., Tensor] | None = None,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        if head_dim is None and (embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads):
-            raise ValueError(
-                f"embed_dim: expected a positive multiple of num_heads, got embed_dim={embed_dim}"
-                f" and num_heads={num_heads}"
-            )
-        if embed_dim <= 0 or num_heads <= 0 or (head_dim is not None and head_dim < 1):
-            raise ValueError(
-                "embed_dim, num_heads and head_dim: expected positive sizes, got "
-                f"embed_dim={embed_dim}, num_heads={num_heads} and head_dim={head_dim}"
-            )
-        width_name = "embed_dim / num_heads" if head_dim is None else "head_dim"
-        head_dim = embed_dim // num_heads if head_dim is None else head_dim
-        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
-        if num_kv_heads <= 0 or num_heads % num_kv_heads != 0:
-            raise ValueError(
-                f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {num_kv_heads}"
-            )
+        head_dim, num_kv_heads = check_heads(embed_dim, num_heads, head_dim, num_kv_heads)
         check_dropout(dropout, "dropout")
-        if rope_base is not None and (rope_base <= 0 or head_dim % 2 != 0):
-            raise ValueError(
-                f"rope_base: expected a positive base and an even head width {width_name}, "
-                f"got rope_base={rope_base} and head width {head_dim}"
-            )
-        self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
+        check_rope_base(rope_base, head_dim)
+        if attention_fn is not None and dropout > 0.0:
+            raise ValueError(f"dropout: expected 0 with attention_fn, got {dropout}")
         self.embed_dim, self.num_heads, self.num_kv_heads = embed_dim, num_heads, num_kv_heads
-        self.head_dim, self.scale = head_dim, scale
-        self.kdim = embed_dim if kdim is None else kdim
-        self.vdim = embed_dim if vdim is None else vdim
-        self.dropout = dropout
+        self.head_dim, self.scale, self.dropout = head_dim, scale, dropout
+        self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
+        self.kdim, self.vdim = (embed_dim if d is None else d for d in (kdim, vdim))
+        self.attention_fn = attention_fn  # None: attention_weights, then weights @ values
         q_width, kv_width = num_heads * head_dim, num_kv_heads * head_dim
         factory = {"device": device, "dtype": dtype}
         # --8<-- [start:projections]
@@ -169,29 +181,6 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(self.vdim, kv_width, bias=bias, **factory)
         self.out_proj = nn.Linear(q_width, embed_dim, bias=bias, **factory)  # W^O
         # --8<-- [end:projections]
-
-    def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> None:
-        for name, x, width in (
-            ("query", query, self.embed_dim),
-            ("key", key, self.kdim),
-            ("value", value, self.vdim),
-        ):
-            check_tensor(name, x)
-            if x.dim() != 3 or x.size(-1) != width:
-                raise ValueError(
-                    f"{name}: expected a batch-first tensor (N, length, {width}), "
-                    f"got shape {tuple(x.shape)}"
-                )
-        if not query.size(0) == key.size(0) == value.size(0):
-            raise ValueError(
-                "query, key and value: expected the same batch size N, got "
-                f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}"
-            )
-        if key.size(1) != value.size(1):
-            raise ValueError(
-                "key and value: expected the same length S, got "
-                f"{tuple(key.shape)} and {tuple(value.shape)}"
-            )
 
     def forward(
         self,
@@ -215,12 +204,10 @@ class MultiHeadAttention(nn.Module):
                 mask ``(N, 1, 1, S)``. Boolean True = may attend; floating = added. With a
                 cache it covers every key, cached and new.
             is_causal: Causal mask. Without a cache it is top-left-aligned, as in
-                PyTorch; with ``kv_cache`` it is aligned to the bottom-right corner: the
-                new query ``i`` sees every cached key and the new keys ``0..i``. Given
-                with ``attn_mask``, both apply, as torch 2.13's SDPA does: a key is seen
-                only where the mask allows it and the triangle too (boolean masks are
-                ANDed; a floating mask gets -inf where the triangle hides).
-            need_weights: Also return the attention weights.
+                PyTorch; with ``kv_cache``, bottom-right: the new query ``i`` sees every
+                cached key and the new keys ``0..i``. Given with ``attn_mask``, both apply
+                (as torch 2.13's SDPA does): a key is seen only where both allow it.
+            need_weights: Also return the attention weights (default ``attention_fn`` only).
             positions: With ``rope_base``: the query positions, ``(L,)`` or ``(N, L)``,
                 default ``arange(L)``, or ``len(kv_cache) + arange(L)`` with a cache; the
                 keys, the same tokens, get the same positions.
@@ -230,114 +217,59 @@ class MultiHeadAttention(nn.Module):
 
         Returns:
             ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
-            (after dropout, as PyTorch returns them), or ``None`` if not asked for.
+            (after dropout, as PyTorch returns them), or ``None``.
 
         Raises:
-            ValueError: On mismatched shapes, a ``kv_cache`` with a separate ``key`` or
-                with another batch size or head count, or ``positions`` that do not
-                continue the cache (``len(kv_cache) + arange(L)``).
+            ValueError: On mismatched shapes, a cache with a separate ``key``, another N
+                or H_kv, or ``positions`` other than ``len(kv_cache) + arange(L)``.
         """
         self_attention = key is None or key is query
         key = query if key is None else key
-        value = key if value is None else value
-        self._check_inputs(query, key, value)
-        start = self._check_cache(kv_cache, positions, query, self_attention)
+        value = key if value is None else value  # (N, S, vdim)
+        check_attention_inputs(query, key, value, (self.embed_dim, self.kdim, self.vdim))
+        start = check_kv_cache(kv_cache, query, self.num_kv_heads, self_attention)
+        check_positions(positions, start, query.size(1), self.rope_base, start > 0, self_attention)
+        # --8<-- [start:project]
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
         v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
-        if positions is None and start and self.rope_base is not None:  # continue the cache
-            positions = torch.arange(start, start + query.size(1), device=query.device)
-        q, k = self._rope(q, k, positions, self_attention)  # rotary positions, if rope_base
+        # --8<-- [end:project]
+        if self.rope_base is not None:  # rotary positions: rotate the queries and keys
+            q, k = _rope(q, k, positions, start, self.rope_base, self.rope_interleaved)
         # --8<-- [start:cache]
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
-        bottom_right = kv_cache is not None  # new query i sees the cache and new keys 0..i
-        attn_mask, is_causal = _with_causal(attn_mask, is_causal, q, k, bottom_right)
+        # causal with a cache: bottom-right, new query i sees the cache and new keys 0..i
+        attn_mask, is_causal = _with_causal(attn_mask, is_causal, q, k, kv_cache is not None)
         # --8<-- [end:cache]
+        # --8<-- [start:attend]
+        heads, weights = self._attend(q, k, v, attn_mask, is_causal)  # (N, H, L, D)
+        out = self.out_proj(_merge_heads(heads))  # (N, L, E): concatenate, then W^O
+        # --8<-- [end:attend]
+        return out, weights if need_weights else None
+
+    def _attend(
+        self, q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, is_causal: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """Every head's output ``(N, H, L, D)``, and its weights ``(N, H, L, S)`` by default."""
+        gqa = self.num_kv_heads != self.num_heads  # each key/value head serves H / H_kv
+        if self.attention_fn is not None:  # a kernel: the output only
+            mask = {"attn_mask": attn_mask, "is_causal": is_causal}
+            return self.attention_fn(q, k, v, **mask, scale=self.scale, enable_gqa=gqa), None
         dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
         q, k, v = upcast(q), upcast(k), upcast(v)
-        gqa = self.num_kv_heads != self.num_heads
-        dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            weights = attention_weights(q, k, attn_mask, is_causal, self.scale, gqa)  # (N,H,L,S)
-            if dropout_p > 0.0:
-                weights = F.dropout(weights, p=dropout_p)
-            v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
-            heads = weights @ v  # (N, H, L, D)
-            weights = weights.to(dtype)
-        else:
-            weights = None
-            heads = scaled_dot_product_attention(
-                q, k, v, attn_mask, dropout_p, is_causal, self.scale, gqa
-            )  # (N, H, L, D)
-        return self.out_proj(_merge_heads(heads).to(dtype)), weights  # (N, L, E)
-
-    def _check_cache(
-        self, cache: KVCache | None, positions: Tensor | None, query: Tensor, self_attention: bool
-    ) -> int:
-        """The position of the first new token: ``len(cache)``, or 0 without a cache."""
-        if cache is None:
-            return 0
-        if not isinstance(cache, KVCache):
-            raise TypeError(f"kv_cache: expected a KVCache, got {type(cache).__name__}")
-        if not self_attention:
-            raise ValueError(
-                "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
-                "keys come from the encoder's memory, which does not grow"
-            )
-        start = len(cache)
-        if cache.key is not None and (
-            cache.key.size(0) != query.size(0) or cache.key.size(1) != self.num_kv_heads
-        ):
-            raise ValueError(
-                f"kv_cache: expected N={query.size(0)} and H_kv={self.num_kv_heads}, got a "
-                f"cache of shape {tuple(cache.key.shape)}"
-            )
-        if positions is not None:
-            expected = torch.arange(start, start + query.size(1), device=positions.device)
-            if positions.shape[-1:] != expected.shape or not (positions == expected).all():
-                raise ValueError(
-                    f"positions: with a cache of {start} tokens, expected positions "
-                    f"{start}..{start + query.size(1) - 1}, got {positions.tolist()}"
-                )
-        return start
-
-    def _rope(
-        self, q: Tensor, k: Tensor, positions: Tensor | None, self_attention: bool
-    ) -> tuple[Tensor, Tensor]:
-        """``apply_rope`` on the query and key heads, at positions ``(L,)`` or ``(N, L)``."""
-        if self.rope_base is None:
-            if positions is not None:
-                raise ValueError("positions: only used with rope_base, which is None")
-            return q, k
-        if not self_attention:
-            raise ValueError(
-                "key: rope_base needs self-attention (no separate key), got "
-                f"{k.size(2)} keys for {q.size(2)} queries"
-            )
-        if isinstance(positions, Tensor) and positions.dim() == 2:
-            positions = positions[:, None, :]  # (N, 1, L): the same for every head
-        rope = {"base": self.rope_base, "interleaved": self.rope_interleaved}
-        return apply_rope(q, positions, **rope), apply_rope(k, positions, **rope)
+        weights = attention_weights(q, k, attn_mask, is_causal, self.scale, gqa)  # (N,H,L,S)
+        if self.training and self.dropout > 0.0:
+            weights = F.dropout(weights, p=self.dropout)
+        v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
+        return (weights @ v).to(dtype), weights.to(dtype)
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
-        """Copy the weights of a ``torch.nn.MultiheadAttention``.
+        """Copy a ``torch.nn.MultiheadAttention`` (not ``add_bias_kv``, ``add_zero_attn``).
 
-        The copy gives the same output for the same (batch-first) inputs; for a module made
-        with ``batch_first=False``, feed ours the inputs transposed to ``(N, L, E)``. Masks
-        must be converted: PyTorch's boolean ``attn_mask`` and ``key_padding_mask`` mean True
-        = *masked*, ours True = *may attend*, so pass ``~mask``.
-
-        Args:
-            module: The PyTorch module; ``add_bias_kv`` and ``add_zero_attn`` are not supported.
-
-        Returns:
-            A new ``MultiHeadAttention`` on the same device and dtype.
-
-        Raises:
-            TypeError: If ``module`` is not an ``nn.MultiheadAttention``.
-            ValueError: If it uses ``add_bias_kv`` or ``add_zero_attn``.
+        The same output for the same batch-first inputs; invert boolean masks (``~mask``):
+        in PyTorch's ``attn_mask`` and ``key_padding_mask`` True means *masked*.
 
         Examples:
             >>> import torch
@@ -349,37 +281,4 @@ class MultiHeadAttention(nn.Module):
             >>> torch.allclose(ours(x)[0], theirs(x, x, x)[0], atol=1e-6)
             True
         """
-        if not isinstance(module, nn.MultiheadAttention):
-            raise TypeError(
-                f"module: expected a torch.nn.MultiheadAttention, got {type(module).__name__}"
-            )
-        if module.bias_k is not None or module.add_zero_attn:
-            raise ValueError("module: add_bias_kv and add_zero_attn are not supported")
-        weight = module.out_proj.weight
-        ours = cls(
-            module.embed_dim,
-            module.num_heads,
-            dropout=module.dropout,
-            bias=module.in_proj_bias is not None,
-            kdim=module.kdim,
-            vdim=module.vdim,
-            device=weight.device,
-            dtype=weight.dtype,
-        )
-        if module._qkv_same_embed_dim:
-            q_w, k_w, v_w = module.in_proj_weight.chunk(3)
-        else:
-            q_w, k_w, v_w = module.q_proj_weight, module.k_proj_weight, module.v_proj_weight
-        with torch.no_grad():
-            for proj, w in ((ours.q_proj, q_w), (ours.k_proj, k_w), (ours.v_proj, v_w)):
-                proj.weight.copy_(w)
-            ours.out_proj.weight.copy_(weight)
-            if module.in_proj_bias is not None:
-                for proj, b in zip(
-                    (ours.q_proj, ours.k_proj, ours.v_proj),
-                    module.in_proj_bias.chunk(3),
-                    strict=True,
-                ):
-                    proj.bias.copy_(b)
-                ours.out_proj.bias.copy_(module.out_proj.bias)
-        return ours
+        return attention_from_torch(cls, module)

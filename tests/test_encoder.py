@@ -171,5 +171,5 @@ def test_bad_new_arguments():
         TransformerEncoderLayer(8, 2, norm="batchnorm")
     with pytest.raises(ValueError, match="ffn: expected one of"):
         TransformerEncoderLayer(8, 2, ffn="geglu")
-    with pytest.raises(ValueError, match="head_dim: expected positive sizes"):
+    with pytest.raises(ValueError, match="head_dim: expected a positive int, got"):
         TransformerEncoderLayer(8, 2, head_dim=-1)

@@ -134,7 +134,7 @@ def test_head_dim_and_scale():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="head_dim: expected positive sizes"):
+    with pytest.raises(ValueError, match="head_dim: expected a positive int, got"):
         MultiHeadAttention(8, 2, head_dim=0)
     mha = MultiHeadAttention(8, 2, num_kv_heads=1)
     x = torch.randn(2, 3, 8)

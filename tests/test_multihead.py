@@ -4,7 +4,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
-from attention_ref import MultiHeadAttention, padding_mask
+from attention_ref import (
+    KVCache,
+    MultiHeadAttention,
+    chunked_attention,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 
 from ._compare import assert_close_scaled
 
@@ -224,3 +230,75 @@ def test_from_torch_rejects_other_modules():
         MultiHeadAttention.from_torch(nn.Linear(2, 2))
     with pytest.raises(ValueError, match="add_bias_kv and add_zero_attn are not supported"):
         MultiHeadAttention.from_torch(nn.MultiheadAttention(4, 2, add_bias_kv=True))
+
+
+def _user_kernel(query, key, value, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
+    """A kernel of one's own: softmax(QK^T * scale + M) V with the SDPA signature."""
+    if enable_gqa:
+        group = query.size(-3) // key.size(-3)
+        key, value = (t.repeat_interleave(group, dim=-3) for t in (key, value))
+    scores = query @ key.transpose(-2, -1) * (scale or query.size(-1) ** -0.5)
+    if is_causal:
+        attn_mask = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        scores = scores.masked_fill(~attn_mask, float("-inf"))
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    return torch.softmax(scores, dim=-1) @ value
+
+
+@pytest.mark.parametrize(
+    "attention_fn",
+    [
+        chunked_attention,
+        nn.functional.scaled_dot_product_attention,
+        scaled_dot_product_attention,
+        _user_kernel,
+    ],
+    ids=["chunked_attention", "F.scaled_dot_product_attention", "ours", "user kernel"],
+)
+@pytest.mark.parametrize("kv_heads", [4, 2])
+@pytest.mark.parametrize("mask", ["none", "causal", "padding and causal", "float"])
+@pytest.mark.parametrize("cache", [False, True])
+def test_attention_fn_gives_the_same_values_and_gradients(attention_fn, kv_heads, mask, cache):
+    torch.manual_seed(0)
+    options = {"num_kv_heads": kv_heads, "rope_base": 10000.0, "dtype": torch.float64}
+    ours = MultiHeadAttention(8, 4, **options)
+    kernel = MultiHeadAttention(8, 4, attention_fn=attention_fn, **options)
+    kernel.load_state_dict(ours.state_dict())
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    is_causal = "causal" in mask
+    attn_mask = None
+    if mask == "padding and causal":
+        attn_mask = padding_mask([5, 4], 5)  # (N, 1, 1, S); no row fully masked
+    elif mask == "float":
+        attn_mask = torch.randn(5, 5, dtype=torch.float64)
+
+    def run(module):
+        if not cache:
+            out, weights = module(x, attn_mask=attn_mask, is_causal=is_causal)
+            return out, weights
+        kv = KVCache()  # the prompt, then one token
+        rows = (slice(0, 3), slice(3, 5))
+        masks = [None if attn_mask is None else attn_mask[..., r, : r.stop] for r in rows]
+        if attn_mask is not None and attn_mask.size(-2) == 1:
+            masks = [attn_mask[..., : r.stop] for r in rows]
+        pieces = [
+            module(x[:, r], attn_mask=m, is_causal=True, kv_cache=kv)
+            for r, m in zip(rows, masks, strict=True)
+        ]
+        return torch.cat([p[0] for p in pieces], dim=1), pieces[-1][1]
+
+    (expected, weights), (out, none) = run(ours), run(kernel)
+    assert weights is not None and none is None  # weights only from the default path
+    assert_close_scaled(out, expected)
+    g = torch.randn_like(out)
+    theirs = torch.autograd.grad((out * g).sum(), list(kernel.parameters()))
+    mine = torch.autograd.grad((expected * g).sum(), list(ours.parameters()))
+    for a, b in zip(theirs, mine, strict=True):
+        assert_close_scaled(a, b, what="gradient")
+
+
+def test_attention_fn_takes_no_dropout():
+    with pytest.raises(ValueError, match=r"dropout: expected 0 with attention_fn, got 0.1"):
+        MultiHeadAttention(8, 2, dropout=0.1, attention_fn=chunked_attention)

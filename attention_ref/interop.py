@@ -1,0 +1,93 @@
+"""From ``torch.nn`` to ``attention_ref``: PyTorch's modules copied, weights included.
+
+``nn.MultiheadAttention``, ``nn.TransformerEncoderLayer`` and ``nn.TransformerDecoderLayer``
+have twins here with the same arguments; the classes' ``from_torch`` call these functions.
+Only the attention is stored differently: PyTorch packs $W^Q, W^K, W^V$ into one
+``in_proj_weight`` of shape ``(3E, E)``, which is cut here into ``q_proj``, ``k_proj`` and
+``v_proj``. Everything else (``linear1``, ``linear2``, ``norm1``...) has PyTorch's
+``state_dict`` keys and loads as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["attention_from_torch", "layer_from_torch"]
+
+
+def _check_module(module: object, expected: type[nn.Module]) -> None:
+    if not isinstance(module, expected):
+        raise TypeError(
+            f"module: expected a torch.nn.{expected.__name__}, got {type(module).__name__}"
+        )
+
+
+def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
+    """A new ``cls`` (``MultiHeadAttention``) with ``module``'s sizes and weights.
+
+    Raises:
+        TypeError: If ``module`` is not an ``nn.MultiheadAttention``.
+        ValueError: If it uses ``add_bias_kv`` or ``add_zero_attn``.
+    """
+    _check_module(module, nn.MultiheadAttention)
+    if module.bias_k is not None or module.add_zero_attn:
+        raise ValueError("module: add_bias_kv and add_zero_attn are not supported")
+    weight = module.out_proj.weight
+    ours = cls(
+        module.embed_dim,
+        module.num_heads,
+        dropout=module.dropout,
+        bias=module.in_proj_bias is not None,
+        kdim=module.kdim,
+        vdim=module.vdim,
+        device=weight.device,
+        dtype=weight.dtype,
+    )
+    if module._qkv_same_embed_dim:
+        weights = module.in_proj_weight.chunk(3)  # (3E, E) -> W^Q, W^K, W^V, each (E, E)
+    else:
+        weights = (module.q_proj_weight, module.k_proj_weight, module.v_proj_weight)
+    biases = (None,) * 3 if module.in_proj_bias is None else module.in_proj_bias.chunk(3)
+    with torch.no_grad():
+        for proj, w, b in zip(
+            (ours.q_proj, ours.k_proj, ours.v_proj), weights, biases, strict=True
+        ):
+            proj.weight.copy_(w)
+            if b is not None:
+                proj.bias.copy_(b)
+    ours.out_proj.load_state_dict(module.out_proj.state_dict())
+    return ours
+
+
+def layer_from_torch(cls: type[Any], module: Any, twin: type[nn.Module]) -> Any:
+    """A new ``cls`` (the encoder or decoder layer) with the sizes and weights of ``module``,
+    an instance of ``twin`` (``nn.TransformerEncoderLayer`` or ``nn.TransformerDecoderLayer``).
+
+    Raises:
+        TypeError: If ``module`` is not a ``twin``.
+        ValueError: If it is not batch-first.
+    """
+    _check_module(module, twin)
+    if not module.self_attn.batch_first:
+        raise ValueError("module: expected batch_first=True (ours is always batch-first)")
+    weight = module.linear1.weight
+    ours = cls(
+        module.linear1.in_features,
+        module.self_attn.num_heads,
+        dim_feedforward=module.linear1.out_features,
+        dropout=module.dropout.p,
+        activation=module.activation,  # a function (or module) in PyTorch's layer: used as is
+        layer_norm_eps=module.norm1.eps,
+        norm_first=module.norm_first,
+        bias=module.linear1.bias is not None,
+    ).to(device=weight.device, dtype=weight.dtype)
+    for name, child in ours.named_children():
+        theirs = getattr(module, name)
+        if name in ("self_attn", "multihead_attn"):
+            setattr(ours, name, attention_from_torch(type(child), theirs))
+        elif any(True for _ in child.parameters()):  # linear1, linear2, norm1, norm2, norm3
+            child.load_state_dict(theirs.state_dict())
+    return ours
