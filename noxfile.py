@@ -92,7 +92,6 @@ def docs(session: nox.Session) -> None:
 # Playwright's own browser download is not used.
 CHROMIUM = Path(os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium"))
 CJK_FONT = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")  # fonts-noto-cjk
-AXE = Path(".cache/npm/node_modules/axe-core")  # npm's axe-core, major version 4
 # The browser tests see the site as GitHub Pages serves a project site: under a path, from
 # another address than the one it is served on, unknown paths answered with its 404 page.
 E2E_SITE_URL = "https://example.github.io/attention-ref/"
@@ -110,17 +109,12 @@ def e2e(session: nox.Session) -> None:
     language menu there and back, copy buttons, search, links and anchors, dark mode, phone
     width, axe-core (no serious violation) and page weight (< 1.5 MB). Prints the pages' weights
     and the accessibility findings; screenshots go to screenshots/ (git-ignored).
-    Chromium and npm come from apt when missing (as root); axe-core from npm into .cache/npm.
+    Chromium and a CJK font come from apt when missing (as root); axe-core with the e2e group
+    (axe-playwright-python bundles it).
     Pass pytest options after `--`, e.g. `nox -s e2e -- -k masks`.
     """
     _install(session, "docs", "e2e")
     _system_packages(session)
-    if not (AXE / "axe.min.js").is_file():
-        session.run(
-            *("npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error"),
-            *("--prefix", ".cache/npm", "axe-core@4"),
-            external=True,
-        )
     session.run(
         *("mkdocs", "build", "--strict", "--site-dir", str(E2E_SITE)),
         env={**DOCS_ENV, "SITE_URL": E2E_SITE_URL},
@@ -130,7 +124,6 @@ def e2e(session: nox.Session) -> None:
         "tests/e2e",
         *(session.posargs or ["--tb=short"]),
         env={
-            "E2E_AXE": str((AXE / "axe.min.js").resolve()),
             "E2E_CHROMIUM": str(CHROMIUM),
             "E2E_SITE": str(E2E_SITE.resolve()),
         },
@@ -138,13 +131,12 @@ def e2e(session: nox.Session) -> None:
 
 
 def _system_packages(session: nox.Session) -> None:
-    """Chromium and a CJK font for the browser tests, npm for axe-core: apt-get them as root."""
+    """Chromium and a CJK font for the browser tests: apt-get them as root."""
     missing = [
         package
         for package, present in (
             ("chromium", CHROMIUM.is_file()),
             ("fonts-noto-cjk", CJK_FONT.is_file()),
-            ("npm", shutil.which("npm") is not None),
         )
         if not present
     ]
@@ -207,6 +199,10 @@ def translations(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Measure attention's time and memory; writes JSON and plots under docs/bench-results/."""
-    _install(session, "test")
-    session.run("python", "-m", "attention_ref.bench", *session.posargs)
+    """Run benchmarks/ (time, memory, low-precision accuracy, decoding) into docs/bench-results/.
+
+    Not a default session: timings need a quiet machine. Pass options after `--`, e.g.
+    `nox -s bench -- --parts low-precision` or `-- --help`; the site draws the figures.
+    """
+    _install(session, "bench")
+    session.run("python", "-m", "benchmarks", *session.posargs)

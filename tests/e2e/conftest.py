@@ -1,9 +1,9 @@
 """The built site in a real browser: served on 127.0.0.1, driven by Playwright in Debian's Chromium.
 
-`nox -s e2e` builds the site, installs axe-core from npm and runs these tests; they are kept out
-of the plain `pytest` run (``--ignore=tests/e2e`` in pyproject.toml). By hand, after a build::
+`nox -s e2e` builds the site and runs these tests; they are kept out of the plain `pytest` run
+(``--ignore=tests/e2e`` in pyproject.toml). By hand, after a build into site/, with the e2e
+dependency group installed (Playwright, and axe-core as axe-playwright-python bundles it)::
 
-    npm install --no-save --prefix .cache/npm axe-core@4
     pytest tests/e2e
 
 The site is served as GitHub Pages serves a project site: under the path of the address it was
@@ -33,7 +33,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from . import visit
-from .site_pages import ROOT, SCREENSHOTS, SITE, base_path, pages
+from .site_pages import SCREENSHOTS, SITE, base_path, pages
 
 CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -44,7 +44,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-AXE = Path(os.environ.get("E2E_AXE", ROOT / ".cache/npm/node_modules/axe-core/axe.min.js"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -54,11 +53,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"{CHROMIUM} is missing: `apt-get install chromium fonts-noto-cjk` (as root), "
             "or point E2E_CHROMIUM at a Chromium"
-        )
-    if not AXE.is_file():
-        raise pytest.UsageError(
-            f"axe-core is missing at {AXE}: "
-            "`npm install --no-save --prefix .cache/npm axe-core@4`, or set E2E_AXE"
         )
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     SCREENSHOTS.mkdir(parents=True)
@@ -148,7 +142,7 @@ def browser() -> Iterator[Browser]:
 @pytest.fixture(scope="session")
 def visits(browser: Browser, base_url: str) -> visit.Visits:
     """Each page's visits, made once and shared by the tests."""
-    return visit.Visits(browser, base_url, AXE.read_text(encoding="utf-8"))
+    return visit.Visits(browser, base_url)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, BrowserContext
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page as BrowserPage
@@ -35,15 +36,12 @@ JS = {
 DESKTOP = {"width": 1280, "height": 900}
 MOBILE = {"width": 390, "height": 844}
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
-AXE_RUN = """async () => {
-  const result = await axe.run(document, %s)
-  return result.violations.map(v => ({
-    id: v.id, impact: v.impact, help: v.help,
-    targets: v.nodes.map(n => n.target.join(" ")),
-  }))
-}"""
-AXE_ALL = "{resultTypes: ['violations']}"
-AXE_CONTRAST = "{runOnly: {type: 'rule', values: ['color-contrast']}, resultTypes: ['violations']}"
+# axe-core as axe-playwright-python bundles it: every rule, then (dark palette) contrast only.
+AXE_ALL = {"resultTypes": ["violations"]}
+AXE_CONTRAST = {
+    "runOnly": {"type": "rule", "values": ["color-contrast"]},
+    "resultTypes": ["violations"],
+}
 WEIGHT_KINDS = ("html", "css", "js", "img", "font", "data")
 QUIET = 0.3  # seconds without a request after which a page counts as loaded
 
@@ -136,10 +134,10 @@ def expected_copy(code_text: str, include: int | None = None, page: Page | None 
 class Visits:
     """Each page's desktop and mobile visit, made on first use and kept."""
 
-    def __init__(self, browser: Browser, base_url: str, axe_source: str) -> None:
+    def __init__(self, browser: Browser, base_url: str) -> None:
         self.browser = browser
         self.base_url = base_url
-        self.axe_source = axe_source
+        self.axe = Axe()
         self._done: dict[tuple[str, Page], object] = {}
 
     def url(self, page: Page) -> str:
@@ -231,12 +229,11 @@ class Visits:
             recorded = [self._request(r) for r in requests]
             facts = browser_page.evaluate(JS["facts"])
             self.screenshot(browser_page, page, "desktop")
-            browser_page.add_script_tag(content=self.axe_source)
-            axe = browser_page.evaluate(AXE_RUN % AXE_ALL)
+            axe = self._axe(browser_page, AXE_ALL)
             mobile = self._phone_width(browser_page, page)
             copies = self._copy_buttons(browser_page, page)
             dark = self._dark(browser_page, page)
-            dark_axe = browser_page.evaluate(AXE_RUN % AXE_CONTRAST)
+            dark_axe = self._axe(browser_page, AXE_CONTRAST)
             switch = self._switch_language(browser_page, page)
         finally:
             context.close()
@@ -252,6 +249,19 @@ class Visits:
                     + (f" … and {len(v['targets']) - 5} more" if len(v["targets"]) > 5 else "")
                 )
         return desktop
+
+    def _axe(self, browser_page: BrowserPage, options: dict) -> list[dict]:
+        """axe-core's violations on the page as it is now: rule, impact, help, where."""
+        found = self.axe.run(browser_page, options=options).response["violations"]
+        return [
+            {
+                "id": v["id"],
+                "impact": v["impact"],
+                "help": v["help"],
+                "targets": [" ".join(map(str, n["target"])) for n in v["nodes"]],
+            }
+            for v in found
+        ]
 
     def _request(self, request) -> Request:
         recorded = Request(request.url, _kind(request.resource_type, request.url))
