@@ -1,57 +1,226 @@
 """Figures of the cost page: the benchmark's measurements, drawn from its committed JSON.
 
-The build never benchmarks: ``python -m attention_ref.bench`` (``nox -s bench``) writes
-docs/bench-results/<device>.json, and these functions plot it with the bench's own
-`plot_time` and `plot_memory`, which print the machine and the library versions on the figure.
+The build never benchmarks: ``python -m benchmarks`` (``nox -s bench``) writes
+docs/bench-results/<device>.json, and these functions plot it, with the machine and the
+library versions in a caption line on each figure.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
-from mkdocs.exceptions import PluginError
+from matplotlib.ticker import NullLocator
 
 RESULTS = Path(__file__).parents[2] / "docs" / "bench-results"
+
+_LABELS = {
+    "en": {
+        "reference": "plain reference",
+        "chunked": "chunked_attention",
+        "sdpa": "PyTorch SDPA",
+        "local": "sliding window (w={window})",
+        "linear": "linear attention",
+        "n": "sequence length n",
+        "time": "time per call (s)",
+        "memory": "extra peak memory (MiB)",
+        "time_title": "Attention forward, N={batch}, h={heads}, d_k={head_dim}, {dtype}, {device}",
+        "memory_title": "Extra peak memory, N={batch}, h={heads}, d_k={head_dim}, {dtype}, "
+        "{device}",
+        "train_time_title": "Forward + backward, N={batch}, h={heads}, d_k={head_dim}, {dtype}, "
+        "{device}",
+        "train_memory_title": "Extra peak memory, forward + backward, N={batch}, h={heads}, "
+        "d_k={head_dim}, {dtype}, {device}",
+        "slope": "slope",
+        "gemm": "GEMM {gemm:.0f} GFLOP/s",
+    },
+    "zh": {
+        "reference": "朴素参考实现",
+        "chunked": "chunked_attention（分块）",
+        "sdpa": "PyTorch SDPA",
+        "local": "滑动窗口（w={window}）",
+        "linear": "线性注意力",
+        "n": "序列长度 n",
+        "time": "每次调用耗时（秒）",
+        "memory": "额外峰值内存（MiB）",
+        "time_title": "注意力前向耗时，N={batch}，h={heads}，d_k={head_dim}，{dtype}，{device}",
+        "memory_title": "额外峰值内存，N={batch}，h={heads}，d_k={head_dim}，{dtype}，{device}",
+        "train_time_title": "前向加反向耗时，N={batch}，h={heads}，d_k={head_dim}，"
+        "{dtype}，{device}",
+        "train_memory_title": "前向加反向的额外峰值内存，N={batch}，h={heads}，d_k={head_dim}，"
+        "{dtype}，{device}",
+        "slope": "斜率",
+        "gemm": "GEMM {gemm:.0f} GFLOP/s",
+    },
+}
 
 
 def _results(device: str) -> dict[str, Any]:
     path = RESULTS / f"{device}.json"
     if not path.is_file():
+        from mkdocs.exceptions import PluginError  # the tests draw without MkDocs
+
         raise PluginError(
-            f"figures: {path} is missing; run `python -m attention_ref.bench --device {device}` "
+            f"figures: {path} is missing; run `python -m benchmarks --device {device}` "
             "(or `nox -s bench`) to measure and write it, then build again"
         )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _caption(results: dict[str, Any], lang: str = "en") -> str:
+    m, v = results["machine"], results["versions"]
+    cores = {"en": "{cpu}, {cores} cores", "zh": "{cpu}，{cores} 核"}[lang]
+    where = m.get("gpu") or cores.format(**m)
+    return (
+        f"{where} · GEMM {results['gemm_gflops']:.0f} GFLOP/s · torch {v['torch']} · "
+        f"numpy {v['numpy']} · Python {v['python']} · {results['date']}"
+    )
+
+
+@functools.cache
+def _cjk_font() -> str | None:
+    """A font family with Chinese glyphs (mplfonts' bundled one or a system font), if any."""
+    from matplotlib import font_manager
+
+    try:
+        import mplfonts
+
+        fonts = Path(mplfonts.__file__).parent / "fonts"
+        for path in sorted(fonts.glob("NotoSansCJK*.otf")):
+            font_manager.fontManager.addfont(str(path))
+    except ImportError:
+        pass
+    available = {f.name for f in font_manager.fontManager.ttflist}
+    for family in ("Noto Sans CJK SC", "Source Han Sans SC", "Noto Sans SC", "SimHei"):
+        if family in available:
+            return family
+    return None
+
+
+def _with_slope(label: str, slope: float, lang: str) -> str:
+    """A legend entry with its fitted slope: "chunked_attention (slope 1.93)"; in Chinese,
+    full-width parentheses, one pair: "chunked_attention（分块，斜率 1.93）"."""
+    word = _LABELS[lang]["slope"]
+    if lang != "zh":
+        return f"{label} ({word} {slope:.2f})"
+    if label.endswith("）"):
+        return f"{label[:-1]}，{word} {slope:.2f}）"
+    return f"{label}（{word} {slope:.2f}）"
+
+
+def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -> Figure:
+    if lang not in _LABELS:
+        raise ValueError(f"lang: expected one of {tuple(_LABELS)}, got {lang!r}")
+    labels, config = _LABELS[lang], results["config"]
+    if train and "train" not in results:
+        raise KeyError(
+            "train: these results have no forward + backward measurements; rerun the "
+            "benchmark: `python -m benchmarks --parts train` (`nox -s bench -- --parts train`)"
+        )
+    measured = results["train"] if train else results
+    font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
+    fig = Figure(figsize=(7.5, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    slopes = measured["slopes"]["time" if field == "time_s" else "memory"]
+    for name, row in measured["results"].items():
+        points = [(n, y) for n, y in zip(row["n"], row[field], strict=True) if y]
+        if not points:
+            continue
+        slope = slopes.get(name)
+        name_label = labels.get(name, name).format(**config)
+        label = _with_slope(name_label, slope, lang) if slope else name_label
+        ax.plot(*zip(*points, strict=True), marker="o", label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(config["sizes"], labels=[str(n) for n in config["sizes"]])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_yscale("log")
+    ax.set_xlabel(labels["n"], fontdict=font)
+    ax.set_ylabel(labels["time" if field == "time_s" else "memory"], fontdict=font)
+    title = ("train_" if train else "") + ("time_title" if field == "time_s" else "memory_title")
+    title = labels[title].format(device=results["device"].upper(), **config)
+    ax.set_title(title, fontdict=font, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    if ax.get_lines():
+        ax.legend(prop=font and {"family": font["family"]}, fontsize=8)
+    fig.text(
+        0.5,
+        0.0,
+        _caption(results, lang),
+        ha="center",
+        va="bottom",
+        fontsize=7,
+        color="0.35",
+        fontdict=font,
+    )
+    fig.get_layout_engine().set(h_pad=0.25)
+    return fig
+
+
+def plot_time(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Time per call against n, log-log, one line per implementation, from saved results.
+
+    Args:
+        results: The dict saved by the benchmark (``json.load`` of ``<device>.json``).
+        lang: ``"en"`` or ``"zh"``, the language of the labels.
+
+    Returns:
+        A matplotlib ``Figure`` (not shown, not saved), with the machine and library
+        versions in a caption line.
+    """
+    return _plot(results, lang, "time_s")
+
+
+def plot_memory(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Extra peak memory against n, log-log, one line per implementation, from saved results.
+
+    Args:
+        results: The dict saved by the benchmark (``json.load`` of ``<device>.json``).
+        lang: ``"en"`` or ``"zh"``.
+
+    Returns:
+        A matplotlib ``Figure`` with the machine and library versions in a caption line.
+    """
+    return _plot(results, lang, "peak_mib")
+
+
+def plot_train_time(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Forward + backward time against n, log-log, from saved results (their ``"train"``).
+
+    Raises:
+        KeyError: If the results hold no forward + backward measurements.
+    """
+    return _plot(results, lang, "time_s", train=True)
+
+
+def plot_train_memory(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Forward + backward extra peak memory against n, log-log, from saved results.
+
+    Raises:
+        KeyError: If the results hold no forward + backward measurements.
+    """
+    return _plot(results, lang, "peak_mib", train=True)
+
+
 def fig_cost_time(lang: str) -> Figure:
     """Time per call against n, log-log, measured on CPU (docs/bench-results/cpu.json)."""
-    from attention_ref.bench import plot_time
-
     return plot_time(_results("cpu"), lang)
 
 
 def fig_cost_memory(lang: str) -> Figure:
     """Extra peak memory against n, log-log, measured on CPU (docs/bench-results/cpu.json)."""
-    from attention_ref.bench import plot_memory
-
     return plot_memory(_results("cpu"), lang)
 
 
 def fig_cost_train_time(lang: str) -> Figure:
     """Forward + backward time against n, measured on CPU (the JSON's "train" part)."""
-    from attention_ref.bench import plot_train_time
-
     return plot_train_time(_results("cpu"), lang)
 
 
 def fig_cost_train_memory(lang: str) -> Figure:
     """Forward + backward extra peak memory against n, measured on CPU."""
-    from attention_ref.bench import plot_train_memory
-
     return plot_train_memory(_results("cpu"), lang)
 
 
@@ -59,12 +228,8 @@ if (RESULTS / "cuda.json").is_file():  # only where a GPU run was committed
 
     def fig_cost_time_cuda(lang: str) -> Figure:
         """Time per call against n, measured on a GPU (docs/bench-results/cuda.json)."""
-        from attention_ref.bench import plot_time
-
         return plot_time(_results("cuda"), lang)
 
     def fig_cost_memory_cuda(lang: str) -> Figure:
         """Extra peak memory against n, measured on a GPU (docs/bench-results/cuda.json)."""
-        from attention_ref.bench import plot_memory
-
         return plot_memory(_results("cuda"), lang)

@@ -1,0 +1,21 @@
+"""The benchmarks of attention-ref: time, memory and low-precision accuracy (not installed).
+
+Run from the repository's root: ``python -m benchmarks`` (or ``nox -s bench``); ``--help``
+lists the options, ``--parts`` runs only some of them. Four parts, each saved under its own
+key of ``docs/bench-results/<device>.json``:
+
+* ``forward`` (`benchmarks.attention`): time and extra peak memory of five attention
+  implementations as n grows, and this machine's GEMM throughput (the top-level keys);
+* ``train`` (`benchmarks.attention`): the forward and backward pass of the three exact ones
+  (``"train"``);
+* ``low-precision`` (`benchmarks.low_precision`): each function's and module's largest error
+  in float16 and bfloat16, beside PyTorch's and beside the same formula computed in the
+  input's dtype (``"low_precision"``); not a timing, so any machine gives the same table;
+* ``decode`` (`benchmarks.decode`, CPU): time per generated token with and without the KV
+  cache (``"decode"``).
+
+Every timing follows one protocol (`benchmarks.protocol`): round-robin rounds, the fastest
+kept. `benchmarks.report` writes the file and prints the summary. The site draws its figures
+from the file (docs_hooks/plots/cost.py and decoding.py); the build never benchmarks.
+``attention_ref`` imports nothing from here.
+"""

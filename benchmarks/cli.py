@@ -1,0 +1,107 @@
+"""``python -m benchmarks``: measure, merge into docs/bench-results/<device>.json, summarize."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from . import attention, decode, low_precision, report
+
+PARTS = ("forward", "train", "low-precision", "decode")
+DEFAULT_OUT = attention.ROOT / "docs" / "bench-results"
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(s) for s in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive sizes like 512,1024, got {text!r}")
+    return sizes
+
+
+def _names(text: str, known: Sequence[str], option: str) -> list[str]:
+    names = [name for name in text.split(",") if name]
+    unknown = sorted(set(names) - set(known))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{option}: unknown {unknown}, expected some of {list(known)}"
+        )
+    return names
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Time, peak memory and low-precision accuracy of attention_ref, merged into "
+        "<out>/<device>.json (the parts not run stay as they were). The site draws its figures "
+        "from that file.",
+    )
+    p.add_argument(
+        "--parts",
+        type=lambda s: _names(s, PARTS, "--parts"),
+        default=None,
+        help=f"what to measure, comma-separated, of {','.join(PARTS)} (default: all; decode "
+        "is measured on CPU only)",
+    )
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument(
+        "--implementations",
+        type=lambda s: _names(s, attention.IMPLEMENTATIONS, "--implementations"),
+        default=list(attention.IMPLEMENTATIONS),
+        help=f"of {','.join(attention.IMPLEMENTATIONS)} (forward; train times those of "
+        f"{','.join(attention.TRAIN_IMPLEMENTATIONS)} among them)",
+    )
+    p.add_argument("--sizes", type=_sizes, default=None, help="n (or t for decode), e.g. 512,1024")
+    p.add_argument("--repeat", type=int, default=5, help="timed rounds per size")
+    p.add_argument("--quick", action="store_true", help=f"sizes {attention.QUICK_SIZES}, 2 rounds")
+    p.add_argument("--no-memory", action="store_true", help="skip the fresh memory processes")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help="directory of <device>.json (default: the repository's docs/bench-results)",
+    )
+    p.add_argument("--measure-memory", nargs=2, metavar=("NAME", "N"), help=argparse.SUPPRESS)
+    p.add_argument("--train", action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: torch.cuda.is_available() is False on this machine")
+    if args.measure_memory:  # the child process of attention.measure_memory
+        name, n = args.measure_memory
+        result = attention.measure_memory_here(name, int(n), args.device, train=args.train)
+        print(json.dumps(result))
+        return 0
+    if args.parts is None:
+        args.parts = [part for part in PARTS if args.device == "cpu" or part != "decode"]
+    if "decode" in args.parts and args.device != "cpu":
+        p.error("--parts decode: measured on CPU only (--device cpu)")
+    sizes = args.sizes or (attention.QUICK_SIZES if args.quick else attention.SIZES)
+    repeat = 2 if args.quick and args.repeat == 5 else args.repeat
+    memory = not args.no_memory
+    parts = {}
+    if "forward" in args.parts:
+        parts[""] = attention.run_forward(args.device, sizes, repeat, args.implementations, memory)
+    if "train" in args.parts:
+        names = [n for n in attention.TRAIN_IMPLEMENTATIONS if n in args.implementations]
+        parts["train"] = attention.run_train(args.device, sizes, repeat, names, memory)
+    if "low-precision" in args.parts:
+        parts["low_precision"] = low_precision.low_precision_errors()
+    if "decode" in args.parts:
+        lengths = args.sizes or (decode.DECODE_LENGTHS[:3] if args.quick else decode.DECODE_LENGTHS)
+        parts["decode"] = decode.run_decode(lengths, repeat)
+    path = args.out / f"{args.device}.json"
+    results = report.save(path, parts)
+    print(report.summary(results))
+    print(f"wrote {', '.join(k or 'forward' for k in parts)} into {path}; the rest is unchanged")
+    return 0

@@ -1,0 +1,55 @@
+"""The cost and decoding pages' measured figures, drawn from the benchmark's saved results.
+
+The benchmark (benchmarks/, `python -m benchmarks`) writes docs/bench-results/cpu.json; the
+figures (docs_hooks/plots/cost.py, decoding.py) are drawn from that file alone.
+"""
+
+import copy
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from docs_hooks.plots import cost, decoding
+
+RESULTS = json.loads(
+    (Path(__file__).parents[1] / "docs" / "bench-results" / "cpu.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("plot", "lines"),
+    [
+        (cost.plot_time, 5),
+        (cost.plot_memory, 5),
+        (cost.plot_train_time, 3),
+        (cost.plot_train_memory, 3),
+        (decoding.plot_decode, 2),
+    ],
+)
+def test_plots_draw_from_saved_results_alone(plot, lines, lang):
+    fig = plot(copy.deepcopy(RESULTS), lang)
+    texts = [t.get_text() for t in fig.texts]
+    assert any("torch 2." in t for t in texts)  # the caption line: machine and versions
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) == lines
+    assert any("\u4e00" <= c <= "\u9fff" for c in ax.get_xlabel()) == (lang == "zh")
+    fig.savefig(io.BytesIO(), format="png")  # no missing-glyph warning (warnings are errors)
+
+
+def test_plots_fail_loudly_on_results_without_the_part():
+    results = copy.deepcopy(RESULTS)
+    del results["train"], results["decode"]
+    with pytest.raises(KeyError, match=r"no forward \+ backward measurements; .*--parts train"):
+        cost.plot_train_time(results)
+    with pytest.raises(KeyError, match=r"decode: .*python -m benchmarks --parts decode"):
+        decoding.plot_decode(results)
+
+
+def test_plot_rejects_an_unknown_language():
+    with pytest.raises(ValueError, match=r"lang: expected one of \('en', 'zh'\), got 'fr'"):
+        cost.plot_time(RESULTS, "fr")
+    with pytest.raises(ValueError, match=r"lang: expected one of \('en', 'zh'\), got 'fr'"):
+        decoding.plot_decode(RESULTS, "fr")
