@@ -1,8 +1,8 @@
 """Time per generated token with and without the KV cache, as the sequence grows (CPU).
 
-A small GPT-style decoder (Pre-LN layers of ``attention_ref.TransformerEncoderLayer`` with a
-causal mask, GELU feed-forward of width 4·d_model) generates the token at position t, for
-t = 64 … 2048:
+A small GPT-2-style decoder (``attention_ref.DecoderBlock`` with LayerNorm before each
+sublayer, biases and a GELU feed-forward network of width 4·d_model, causal) generates the
+token at position t, for t = 64 … 2048:
 
 * without a cache, it runs the whole causal forward over the t tokens and keeps the last
   output: every step recomputes every earlier token's keys and values, so a step costs
@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from attention_ref import KVCache, TransformerEncoderLayer
+from attention_ref import DecoderBlock, KVCache
 
 from . import protocol
 
@@ -31,25 +31,24 @@ DECODE_LENGTHS = (64, 128, 256, 512, 1024, 2048)
 DECODE_CONFIG = {"layers": 4, "d_model": 256, "nhead": 4, "dim_feedforward": 1024}
 
 
-def model(config: dict[str, int]) -> list[TransformerEncoderLayer]:
-    """The decoder's layers, seeded, in eval mode."""
+def model(config: dict[str, int]) -> list[DecoderBlock]:
+    """The decoder's blocks (GPT-2's choices), seeded, in eval mode."""
     torch.manual_seed(0)
     return [
-        TransformerEncoderLayer(
+        DecoderBlock(
             config["d_model"],
             config["nhead"],
             config["dim_feedforward"],
-            dropout=0.0,
             activation="gelu_tanh",
-            norm_first=True,
+            bias=True,
+            norm="layernorm",
+            ffn="mlp",
         ).eval()
         for _ in range(config["layers"])
     ]
 
 
-def forward(
-    layers: list[TransformerEncoderLayer], x: Tensor, caches: list[KVCache] | None = None
-) -> Tensor:
+def forward(layers: list[DecoderBlock], x: Tensor, caches: list[KVCache] | None = None) -> Tensor:
     """``(N, t, E)`` through every layer, causal, each with its cache if given."""
     for i, layer in enumerate(layers):
         x = layer(x, is_causal=True, kv_cache=None if caches is None else caches[i])
