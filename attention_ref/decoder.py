@@ -15,8 +15,9 @@ from collections.abc import Callable
 
 from torch import Tensor, nn
 
-from ._checks import check_dropout
-from .encoder import _activation
+from ._checks import check_dropout, check_positive_int
+from .feed_forward import activation_fn, feed_forward
+from .interop import layer_from_torch
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm
 
@@ -68,8 +69,9 @@ class TransformerDecoderLayer(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        self.activation = _activation(activation)
+        self.activation = activation_fn(activation)
         check_dropout(dropout, "dropout")
+        check_positive_int("dim_feedforward", dim_feedforward)
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias)
         self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, bias=bias)
         self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)
@@ -97,7 +99,7 @@ class TransformerDecoderLayer(nn.Module):
         Masks follow the SDPA convention (boolean True = may attend; PyTorch's
         ``nn.TransformerDecoderLayer`` means the opposite): ``tgt_mask`` broadcastable to
         ``(N, H, T, T)``, ``memory_mask`` to ``(N, H, T, S)``. ``tgt_is_causal=True``
-        applies the causal mask itself (then leave ``tgt_mask`` out).
+        applies the causal mask itself; given with ``tgt_mask``, both apply.
 
         Returns:
             ``(N, T, E)``.
@@ -122,19 +124,16 @@ class TransformerDecoderLayer(nn.Module):
         return self.dropout2(out)  # (N, T, E): each target token reads the source
 
     def _feed_forward(self, x: Tensor) -> Tensor:
-        hidden = self.dropout(self.activation(self.linear1(x)))  # (N, T, F)
-        return self.dropout3(self.linear2(hidden))  # (N, T, E)
+        out = feed_forward(x, self.linear1, self.linear2, self.activation, self.dropout)
+        return self.dropout3(out)  # (N, T, E)
 
     @classmethod
     def from_torch(cls, module: nn.TransformerDecoderLayer) -> TransformerDecoderLayer:
         """Copy an ``nn.TransformerDecoderLayer`` made with ``batch_first=True``.
 
         In eval mode both give the same output for the same input (with boolean masks
-        inverted: ``~mask``).
-
-        Raises:
-            TypeError: If ``module`` is not an ``nn.TransformerDecoderLayer``.
-            ValueError: If it is not batch-first.
+        inverted: ``~mask``). Another module raises a TypeError, one that is not
+        batch-first a ValueError.
 
         Examples:
             >>> import torch
@@ -146,25 +145,4 @@ class TransformerDecoderLayer(nn.Module):
             >>> torch.allclose(ours(tgt, memory), theirs(tgt, memory), atol=1e-5)
             True
         """
-        if not isinstance(module, nn.TransformerDecoderLayer):
-            raise TypeError(
-                f"module: expected a torch.nn.TransformerDecoderLayer, got {type(module).__name__}"
-            )
-        if not module.self_attn.batch_first:
-            raise ValueError("module: expected batch_first=True (ours is always batch-first)")
-        weight = module.linear1.weight
-        ours = cls(
-            module.linear1.in_features,
-            module.self_attn.num_heads,
-            dim_feedforward=module.linear1.out_features,
-            dropout=module.dropout.p,
-            activation=module.activation,  # a function in PyTorch's layer: used as it is
-            layer_norm_eps=module.norm1.eps,
-            norm_first=module.norm_first,
-            bias=module.linear1.bias is not None,
-        ).to(device=weight.device, dtype=weight.dtype)
-        ours.self_attn = MultiHeadAttention.from_torch(module.self_attn)
-        ours.multihead_attn = MultiHeadAttention.from_torch(module.multihead_attn)
-        for name in ("linear1", "linear2", "norm1", "norm2", "norm3"):
-            getattr(ours, name).load_state_dict(getattr(module, name).state_dict())
-        return ours
+        return layer_from_torch(cls, module, nn.TransformerDecoderLayer)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from torch import Tensor, nn
 
-from ._checks import check_choice, check_dropout
+from ._checks import check_choice, check_dropout, check_positive_int
 from .feed_forward import activation_fn, feed_forward
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention
@@ -104,6 +104,7 @@ class DecoderBlock(nn.Module):
         self.activation = activation_fn(activation)
         gated = check_choice("ffn", ffn, ("swiglu", "mlp")) == "swiglu"
         check_dropout(dropout, "dropout")
+        check_positive_int("dim_feedforward", dim_feedforward)
         self.self_attn = MultiHeadAttention(
             d_model,
             nhead,

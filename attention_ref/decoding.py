@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .encoder import TransformerEncoderLayer
+from ._checks import check_positive_int
+from .decoder_block import DecoderBlock
 from .kv_cache import KVCache
 from .norms import RMSNorm
 
@@ -22,7 +23,8 @@ __all__ = ["TinyDecoder", "generate"]
 
 
 class TinyDecoder(nn.Module):
-    """A decoder-only language model built from Llama-style layers.
+    """A decoder-only language model: a stack of Llama-style
+    [`DecoderBlock`][attention_ref.DecoderBlock]s between an embedding and a read-out.
 
     Args:
         vocab_size: V, the number of different tokens.
@@ -49,15 +51,13 @@ class TinyDecoder(nn.Module):
         num_kv_heads: int | None = None,
     ) -> None:
         super().__init__()
+        check_positive_int("vocab_size", vocab_size)
+        check_positive_int("num_layers", num_layers)
         self.embed = nn.Embedding(vocab_size, d_model)
         self.layers = nn.ModuleList(
-            TransformerEncoderLayer(
-                d_model, nhead, 4 * d_model, dropout=0.0, activation="silu", norm_first=True,
-                bias=False, norm="rmsnorm", ffn="swiglu", num_kv_heads=num_kv_heads,
-                rope_base=10000.0,
-            )
+            DecoderBlock(d_model, nhead, 4 * d_model, num_kv_heads=num_kv_heads, rope_base=10000.0)
             for _ in range(num_layers)
-        )  # fmt: skip
+        )  # Llama's blocks: RMSNorm, SwiGLU, no biases, rotary positions
         self.norm = RMSNorm(d_model, eps=1e-5)  # the layers' eps: one rms_norm_eps, as in Llama
         self.head = nn.Linear(d_model, vocab_size, bias=False)
 

@@ -84,7 +84,7 @@ def layer_from_torch(cls: type[Any], module: Any, twin: type[nn.Module]) -> Any:
         norm_first=module.norm_first,
         bias=module.linear1.bias is not None,
     ).to(device=weight.device, dtype=weight.dtype)
-    for name, child in ours.named_children():
+    for name, child in list(ours.named_children()):
         theirs = getattr(module, name)
         if name in ("self_attn", "multihead_attn"):
             setattr(ours, name, attention_from_torch(type(child), theirs))

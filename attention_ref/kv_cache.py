@@ -62,7 +62,7 @@ class KVCache:
                 f"got {(key.size(0), key.size(1), key.size(3))}"
             )
         # --8<-- [start:append]
-        if self.key is None:
+        if self.key is None or self.value is None:  # the first tokens
             self.key, self.value = key, value
         else:
             self.key = torch.cat([self.key, key], dim=2)  # (N, H_kv, S + L, D)

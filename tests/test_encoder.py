@@ -107,15 +107,11 @@ def test_bad_arguments():
         (torch.tanh, torch.tanh),  # any callable
     ],
 )
-@pytest.mark.parametrize("ffn", ["mlp", "swiglu"])
-def test_activations_and_feed_forward(name, reference, ffn):
+def test_activations_and_feed_forward(name, reference):
     torch.manual_seed(0)
-    layer = TransformerEncoderLayer(8, 2, 12, activation=name, ffn=ffn).double().eval()
+    layer = TransformerEncoderLayer(8, 2, 12, activation=name).double().eval()
     x = torch.randn(2, 3, 8, dtype=torch.float64, requires_grad=True)
-    hidden = reference(layer.linear1(x))
-    if ffn == "swiglu":  # gate linear1, up linear3, down linear2
-        hidden = hidden * layer.linear3(x)
-    expected = layer.linear2(hidden)
+    expected = layer.linear2(reference(layer.linear1(x)))
     out = layer._feed_forward(x)
     assert_close_scaled(out, expected)
     g = torch.randn_like(out)
@@ -124,52 +120,9 @@ def test_activations_and_feed_forward(name, reference, ffn):
     assert_close_scaled(ours, theirs, what="grad of x")
 
 
-def test_rmsnorm_layer_is_torchs_rmsnorm():
-    torch.manual_seed(0)
-    layer = TransformerEncoderLayer(8, 2, 12, layer_norm_eps=1e-6, norm="rmsnorm").double()
-    theirs = nn.RMSNorm(8, eps=1e-6, dtype=torch.float64)
-    with torch.no_grad():
-        layer.norm1.weight.uniform_()
-        theirs.weight.copy_(layer.norm1.weight)
-    x = torch.randn(2, 3, 8, dtype=torch.float64)
-    assert_close_scaled(layer.norm1(x), theirs(x))
-    assert not hasattr(layer.norm1, "bias") or layer.norm1.bias is None
-
-
-def test_llama_block():
-    """RMSNorm, SwiGLU, GQA, RoPE, no biases, Pre-LN: a Llama block, written out by hand."""
-    torch.manual_seed(0)
-    layer = TransformerEncoderLayer(
-        16, 4, 24, dropout=0.0, activation="silu", norm_first=True, bias=False,
-        norm="rmsnorm", ffn="swiglu", num_kv_heads=2, head_dim=6, rope_base=10000.0,
-    ).double()  # fmt: skip
-    assert sum(p.numel() for p in layer.parameters()) == (
-        16 * 24 + 16 * 12 * 2 + 24 * 16  # q_proj, k_proj and v_proj, out_proj
-        + 3 * 16 * 24  # gate, up, down
-        + 2 * 16  # two RMSNorm weights
-    )  # fmt: skip
-    x = torch.randn(2, 5, 16, dtype=torch.float64)
-    attn = layer.self_attn
-    h = layer.norm1(x)
-    q = attn.q_proj(h).view(2, 5, 4, 6).transpose(1, 2)
-    k = attn.k_proj(h).view(2, 5, 2, 6).transpose(1, 2)
-    v = attn.v_proj(h).view(2, 5, 2, 6).transpose(1, 2)
-    from attention_ref import apply_rope
-
-    q, k = apply_rope(q), apply_rope(k)
-    heads = torch.nn.functional.scaled_dot_product_attention(
-        q, k, v, is_causal=True, enable_gqa=True
-    )
-    x1 = x + attn.out_proj(heads.transpose(1, 2).reshape(2, 5, 24))
-    h = layer.norm2(x1)
-    ffn = layer.linear2(torch.nn.functional.silu(layer.linear1(h)) * layer.linear3(h))
-    assert_close_scaled(layer(x, is_causal=True), x1 + ffn)
-
-
-def test_bad_new_arguments():
-    with pytest.raises(ValueError, match="norm: expected one of"):
-        TransformerEncoderLayer(8, 2, norm="batchnorm")
-    with pytest.raises(ValueError, match="ffn: expected one of"):
-        TransformerEncoderLayer(8, 2, ffn="geglu")
-    with pytest.raises(ValueError, match="head_dim: expected a positive int, got"):
-        TransformerEncoderLayer(8, 2, head_dim=-1)
+def test_pytorchs_arguments_only():
+    """The Llama options live in DecoderBlock: the encoder layer is PyTorch's."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'norm'"):
+        TransformerEncoderLayer(8, 2, norm="rmsnorm")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'kv_cache'"):
+        TransformerEncoderLayer(8, 2)(torch.randn(1, 3, 8), kv_cache=None)

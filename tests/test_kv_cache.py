@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from attention_ref import (
     KVCache,
     MultiHeadAttention,
-    TransformerEncoderLayer,
     apply_rope,
     kv_cache_numel,
 )
@@ -56,37 +55,6 @@ def test_cached_multihead_equals_causal_forward(kv_heads, head_dim, rope, L, pro
     _, last = mha(x[:, -1:], is_causal=True, kv_cache=cache)
     _, weights = mha(x, is_causal=True)
     assert_close_scaled(last, weights[:, :, -1:])
-
-
-@pytest.mark.parametrize("block", ["gpt2", "llama"])
-def test_cached_stack_equals_causal_forward(block):
-    torch.manual_seed(0)
-    if block == "llama":
-        config = {"norm": "rmsnorm", "ffn": "swiglu", "activation": "silu", "bias": False,
-                  "num_kv_heads": 2, "rope_base": 10000.0}  # fmt: skip
-    else:
-        config = {"activation": "gelu_tanh"}
-    layers = [
-        TransformerEncoderLayer(16, 4, 24, dropout=0.0, norm_first=True, **config).double()
-        for _ in range(3)
-    ]
-    x = torch.randn(2, 9, 16, dtype=torch.float64)
-    full = x
-    for layer in layers:
-        full = layer(full, is_causal=True)
-    caches = [KVCache() for _ in layers]
-
-    def step(t):
-        for layer, cache in zip(layers, caches, strict=True):
-            t = layer(t, is_causal=True, kv_cache=cache)
-        return t
-
-    assert_close_scaled(_decode(step, x, 4), full)
-    # 2 · layers · N · H_kv · S · D numbers
-    stored = sum(c.key.numel() + c.value.numel() for c in caches)
-    kv_heads = config.get("num_kv_heads", 4)
-    assert stored == kv_cache_numel(layers=3, batch=2, kv_heads=kv_heads, tokens=9, head_dim=4)
-    assert stored == 2 * 3 * 2 * kv_heads * 9 * 4
 
 
 def test_cache_holds_rotated_keys():
