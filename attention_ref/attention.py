@@ -6,7 +6,7 @@ Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
     H: number of heads (just another batch dimension here)
     L: query length          S: key/value length
-    E: query/key width (d_k) Ev: value width (d_v)
+    D: query/key width (d_k) Dv: value width (d_v)
 
 Masks follow PyTorch SDPA: a **boolean** mask is True where a query **may attend**; a
 **floating** mask is **added** to the scores (0 keeps, -inf removes).
@@ -30,7 +30,7 @@ def _expand_kv_heads(query: Tensor, kv: Tensor, name: str) -> Tensor:
     """Grouped-query attention: repeat each key/value head for its group of query heads."""
     if query.dim() < 3 or kv.dim() < 3:
         raise ValueError(
-            f"enable_gqa: expected query and {name} with a head dimension (..., H, L, E), "
+            f"enable_gqa: expected query and {name} with a head dimension (..., H, L, D), "
             f"got query {tuple(query.shape)} and {name} {tuple(kv.shape)}"
         )
     q_heads, kv_heads = query.size(-3), kv.size(-3)
@@ -39,7 +39,7 @@ def _expand_kv_heads(query: Tensor, kv: Tensor, name: str) -> Tensor:
             f"enable_gqa: the {kv_heads} heads of {name} must divide the {q_heads} heads of "
             f"query, got query {tuple(query.shape)} and {name} {tuple(kv.shape)}"
         )
-    return kv.repeat_interleave(q_heads // kv_heads, dim=-3)  # (..., H, S, E)
+    return kv.repeat_interleave(q_heads // kv_heads, dim=-3)  # (..., H, S, D)
 
 
 def _scores_shape(query: Tensor, key: Tensor) -> torch.Size:
@@ -71,14 +71,14 @@ def attention_weights(
     ``value``; it is separate so it can be inspected and plotted.
 
     Args:
-        query: ``(..., L, E)``.
-        key: ``(..., S, E)``; its batch dimensions broadcast against ``query``'s.
+        query: ``(..., L, D)``.
+        key: ``(..., S, D)``; its batch dimensions broadcast against ``query``'s.
         attn_mask: Broadcastable to ``(..., L, S)``. Boolean: True where a query **may
             attend**. Floating: added to the scores. (``nn.MultiheadAttention`` uses the
             opposite boolean convention: there True means *masked*.)
         is_causal: Query ``i`` sees keys ``0..i`` (the triangle is aligned to the top-left
             corner, as in PyTorch, also when ``L != S``). Not allowed with ``attn_mask``.
-        scale: Multiplies the scores; defaults to ``1 / sqrt(E)``.
+        scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         enable_gqa: Let ``key`` have fewer heads (dimension -3) than ``query``; each key head
             then serves ``H_q / H_kv`` consecutive query heads.
 
@@ -158,19 +158,19 @@ def scaled_dot_product_attention(
     keys are all masked.
 
     Args:
-        query: ``(..., L, E)``.
-        key: ``(..., S, E)``.
-        value: ``(..., S, Ev)``.
+        query: ``(..., L, D)``.
+        key: ``(..., S, D)``.
+        value: ``(..., S, Dv)``.
         attn_mask: Broadcastable to ``(..., L, S)``. Boolean: True where a query **may
             attend**. Floating: added to the scores.
         dropout_p: Probability of dropping an attention weight (applied whenever > 0, as in
             PyTorch's functional form; pass 0.0 at inference).
         is_causal: Apply a top-left-aligned causal mask; not allowed with ``attn_mask``.
-        scale: Multiplies the scores; defaults to ``1 / sqrt(E)``.
+        scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
 
     Returns:
-        ``(..., L, Ev)``. float16 and bfloat16 inputs are computed in float32 (softmax and
+        ``(..., L, Dv)``. float16 and bfloat16 inputs are computed in float32 (softmax and
         sums, as PyTorch's kernels do) and returned in their dtype.
 
     Raises:
@@ -181,7 +181,7 @@ def scaled_dot_product_attention(
     Examples:
         >>> import torch
         >>> from attention_ref import scaled_dot_product_attention
-        >>> q = k = torch.eye(3).reshape(1, 1, 3, 3)  # (N, H, L, E)
+        >>> q = k = torch.eye(3).reshape(1, 1, 3, 3)  # (N, H, L, D)
         >>> v = torch.arange(6.0).reshape(1, 1, 3, 2)
         >>> out = scaled_dot_product_attention(q, k, v)
         >>> out.shape
@@ -199,7 +199,7 @@ def scaled_dot_product_attention(
     query, key, value = upcast(query), upcast(key), upcast(value)
     weights = attention_weights(query, key, attn_mask, is_causal, scale, enable_gqa)  # (..., L, S)
     if enable_gqa:
-        value = _expand_kv_heads(query, value, "value")  # (..., H, S, Ev)
+        value = _expand_kv_heads(query, value, "value")  # (..., H, S, Dv)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
-    return (weights @ value).to(dtype)  # (..., L, Ev)
+    return (weights @ value).to(dtype)  # (..., L, Dv)

@@ -5,8 +5,8 @@ uses ``φ(q_i) · φ(k_j)`` with ``φ(x) = elu(x) + 1 > 0``, so the sum over key
 
     O_i = φ(q_i) (Σ_j φ(k_j)^T v_j) / (φ(q_i) · Σ_j φ(k_j))
 
-The sums are computed once (non-causal) or as running prefix sums (causal): O(L·E·Ev) time
-and O(E·Ev) state, linear in the sequence length. It is a *different* model, not an
+The sums are computed once (non-causal) or as running prefix sums (causal): O(L·D·Dv) time
+and O(D·Dv) state, linear in the sequence length. It is a *different* model, not an
 approximation that converges to softmax attention: its output differs from softmax
 attention's, and [`linear_attention_weights`][attention_ref.linear_attention_weights] shows by
 how much.
@@ -15,7 +15,7 @@ Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
     H: number of heads (just another batch dimension here)
     L: query length          S: key/value length
-    E: query/key width (d_k) Ev: value width (d_v)
+    D: query/key width (d_k) Dv: value width (d_v)
     C: the causal chunk size (``chunk_size``)
 """
 
@@ -57,8 +57,8 @@ def linear_attention_weights(
     ``linear_attention(q, k, v)`` equals ``linear_attention_weights(q, k) @ v`` up to rounding.
 
     Args:
-        query: ``(..., L, E)``.
-        key: ``(..., S, E)``.
+        query: ``(..., L, D)``.
+        key: ``(..., S, D)``.
         is_causal: Query ``i`` sees keys ``0..i`` (top-left, as PyTorch's ``is_causal``).
         eps: Added to each row's normalizer.
 
@@ -96,13 +96,13 @@ def linear_attention(
     eps: float = 1e-6,
     chunk_size: int = 64,
 ) -> Tensor:
-    r"""Linear attention with the feature map φ(x) = elu(x) + 1: O(L·E·Ev), not O(L·S·E).
+    r"""Linear attention with the feature map φ(x) = elu(x) + 1: O(L·D·Dv), not O(L·S·D).
 
     $$O_i = \frac{\varphi(q_i)^\top \sum_j \varphi(k_j) v_j^\top}
       {\varphi(q_i)^\top \sum_j \varphi(k_j) + \epsilon}
       \qquad (j \le i \text{ when causal})$$
 
-    Non-causal: the key/value summary ``φ(K)^T V`` (E × Ev) is computed once. Causal: the
+    Non-causal: the key/value summary ``φ(K)^T V`` (D × Dv) is computed once. Causal: the
     queries are taken ``chunk_size`` at a time; each chunk reads the summary of all earlier
     keys, adds its own keys with a small C × C triangle, then folds them into the summary.
 
@@ -110,15 +110,15 @@ def linear_attention(
     [`linear_attention_weights`][attention_ref.linear_attention_weights] and the example below).
 
     Args:
-        query: ``(..., L, E)``.
-        key: ``(..., S, E)``; batch dimensions broadcast against ``query``'s.
-        value: ``(..., S, Ev)``.
+        query: ``(..., L, D)``.
+        key: ``(..., S, D)``; batch dimensions broadcast against ``query``'s.
+        value: ``(..., S, Dv)``.
         is_causal: Query ``i`` sees keys ``0..i`` (top-left, as PyTorch's ``is_causal``).
         eps: Added to the normalizer (as in the authors' code).
         chunk_size: Queries per chunk when causal; any size gives the same result.
 
     Returns:
-        ``(..., L, Ev)``; float16 and bfloat16 inputs are computed in float32 and returned in
+        ``(..., L, Dv)``; float16 and bfloat16 inputs are computed in float32 and returned in
         their dtype.
 
     Raises:
@@ -143,30 +143,30 @@ def linear_attention(
     batch = _batch_shape(query, key, value)
     dtype = query.dtype  # float16/bfloat16: sums in float32, returned in the input dtype
     query, key, value = upcast(query), upcast(key), upcast(value)
-    phi_q, phi_k = elu_feature_map(query), elu_feature_map(key)  # (..., L, E), (..., S, E)
+    phi_q, phi_k = elu_feature_map(query), elu_feature_map(key)  # (..., L, D), (..., S, D)
     if not is_causal:
-        kv = phi_k.transpose(-2, -1) @ value  # (..., E, Ev): Σ_j φ(k_j) v_j^T
-        z = phi_k.sum(dim=-2, keepdim=True)  # (..., 1, E): Σ_j φ(k_j)
+        kv = phi_k.transpose(-2, -1) @ value  # (..., D, Dv): Σ_j φ(k_j) v_j^T
+        z = phi_k.sum(dim=-2, keepdim=True)  # (..., 1, D): Σ_j φ(k_j)
         normalizer = (phi_q * z).sum(dim=-1, keepdim=True)  # (..., L, 1)
-        return ((phi_q @ kv) / (normalizer + eps)).to(dtype)  # (..., L, Ev)
+        return ((phi_q @ kv) / (normalizer + eps)).to(dtype)  # (..., L, Dv)
 
-    L, S, E, Ev = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
-    kv = phi_q.new_zeros(*batch, E, Ev)  # summary of the keys before the chunk
-    z = phi_q.new_zeros(*batch, 1, E)
+    L, S, D, Dv = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
+    kv = phi_q.new_zeros(*batch, D, Dv)  # summary of the keys before the chunk
+    z = phi_q.new_zeros(*batch, 1, D)
     chunks = []
     for i in range(0, L, chunk_size):
         stop = min(i + chunk_size, L)
-        q_c = phi_q[..., i:stop, :]  # (..., C, E)
+        q_c = phi_q[..., i:stop, :]  # (..., C, D)
         k_c, v_c = phi_k[..., min(i, S) : min(stop, S), :], value[..., min(i, S) : min(stop, S), :]
         rows = torch.arange(i, stop, device=query.device)[:, None]  # (C, 1)
         cols = torch.arange(min(i, S), min(stop, S), device=query.device)[None, :]  # (1, C)
         within = (q_c @ k_c.transpose(-2, -1)).masked_fill(cols > rows, 0.0)  # (..., C, C)
-        numerator = q_c @ kv + within @ v_c  # (..., C, Ev)
+        numerator = q_c @ kv + within @ v_c  # (..., C, Dv)
         normalizer = (q_c * z).sum(dim=-1, keepdim=True) + within.sum(dim=-1, keepdim=True)
         chunks.append(numerator / (normalizer + eps))
-        kv = kv + k_c.transpose(-2, -1) @ v_c  # (..., E, Ev): now includes this chunk
+        kv = kv + k_c.transpose(-2, -1) @ v_c  # (..., D, Dv): now includes this chunk
         z = z + k_c.sum(dim=-2, keepdim=True)
     if not chunks:
-        return phi_q.new_zeros(*batch, 0, Ev, dtype=dtype)
-    out = torch.cat([c.expand(*batch, *c.shape[-2:]) for c in chunks], dim=-2)  # (..., L, Ev)
+        return phi_q.new_zeros(*batch, 0, Dv, dtype=dtype)
+    out = torch.cat([c.expand(*batch, *c.shape[-2:]) for c in chunks], dim=-2)  # (..., L, Dv)
     return out.to(dtype)

@@ -15,7 +15,7 @@ Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
     H: number of heads (just another batch dimension here)
     L: query length          S: key/value length
-    E: query/key width (d_k) Ev: value width (d_v)
+    D: query/key width (d_k) Dv: value width (d_v)
     w: the window; b: the query tile size (``block_size``)
 """
 
@@ -52,17 +52,17 @@ def sliding_window_attention(
     its band can reach (``block_size + window - 1`` when causal).
 
     Args:
-        query: ``(..., L, E)``.
-        key: ``(..., S, E)``; batch dimensions broadcast against ``query``'s.
-        value: ``(..., S, Ev)``.
+        query: ``(..., L, D)``.
+        key: ``(..., S, D)``; batch dimensions broadcast against ``query``'s.
+        value: ``(..., S, Dv)``.
         window: w ≥ 1. Non-causal: query ``i`` sees keys ``i - w + 1 .. i + w - 1``.
             Causal: keys ``i - w + 1 .. i``.
         is_causal: Only look backwards (top-left aligned, as PyTorch's ``is_causal``).
-        scale: Multiplies the scores; defaults to ``1 / sqrt(E)``.
+        scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         block_size: Queries per tile. Any size gives the same result.
 
     Returns:
-        ``(..., L, Ev)``; zeros for a query with no key in its window (only when L > S).
+        ``(..., L, Dv)``; zeros for a query with no key in its window (only when L > S).
         float16 and bfloat16 inputs are computed in float32 (by
         [`scaled_dot_product_attention`][attention_ref.scaled_dot_product_attention]) and
         returned in their dtype.
@@ -88,10 +88,10 @@ def sliding_window_attention(
     window = check_positive_int("window", window)
     block_size = check_positive_int("block_size", block_size)
     batch = _batch_shape(query, key, value)
-    L, S, Ev = query.size(-2), key.size(-2), value.size(-1)
+    L, S, Dv = query.size(-2), key.size(-2), value.size(-1)
     reach_back, reach_ahead = window - 1, 0 if is_causal else window - 1
 
-    out = query.new_zeros(*batch, L, Ev)  # a query with no key in reach keeps its zeros
+    out = query.new_zeros(*batch, L, Dv)  # a query with no key in reach keeps its zeros
     for i in range(0, L, block_size):
         stop_q = min(i + block_size, L)
         first, stop = max(0, i - reach_back), min(S, stop_q + reach_ahead)  # keys in reach
@@ -102,10 +102,10 @@ def sliding_window_attention(
         distance = rows - cols  # (b, keys): i - j
         band = (distance >= 0) & (distance < window) if is_causal else distance.abs() < window
         out[..., i:stop_q, :] = scaled_dot_product_attention(
-            query[..., i:stop_q, :],  # (..., b, E)
-            key[..., first:stop, :],  # (..., keys, E)
-            value[..., first:stop, :],  # (..., keys, Ev)
+            query[..., i:stop_q, :],  # (..., b, D)
+            key[..., first:stop, :],  # (..., keys, D)
+            value[..., first:stop, :],  # (..., keys, Dv)
             attn_mask=band,
             scale=scale,
-        )  # (..., b, Ev)
+        )  # (..., b, Dv)
     return out

@@ -1,7 +1,7 @@
 """Softmax and scaled dot-product attention in plain NumPy, for readers without PyTorch.
 
 This module imports nothing but NumPy. Shapes as in ``attention_ref.attention``: query
-``(..., L, E)``, key ``(..., S, E)``, value ``(..., S, Ev)``; a boolean mask is True where a
+``(..., L, D)``, key ``(..., S, D)``, value ``(..., S, Dv)``; a boolean mask is True where a
 query may attend.
 """
 
@@ -59,4 +59,4 @@ def scaled_dot_product_attention(
     exp = np.exp(scores - row_max)
     total = exp.sum(axis=-1, keepdims=True)
     weights = exp / np.where(total == 0, 1.0, total)
-    return weights @ value  # (..., L, Ev)
+    return weights @ value  # (..., L, Dv)

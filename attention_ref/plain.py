@@ -2,7 +2,7 @@
 
 No masks, no input checks, no grouped heads: the core that
 ``attention_ref.attention.scaled_dot_product_attention`` builds on, for a first reading.
-Shapes: query ``(..., L, E)``, key ``(..., S, E)``, value ``(..., S, Ev)``.
+Shapes: query ``(..., L, D)``, key ``(..., S, D)``, value ``(..., S, Dv)``.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ def plain_attention(query: Tensor, key: Tensor, value: Tensor) -> Tensor:
       \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$
 
     Args:
-        query: ``(..., L, E)``.
-        key: ``(..., S, E)``.
-        value: ``(..., S, Ev)``.
+        query: ``(..., L, D)``.
+        key: ``(..., S, D)``.
+        value: ``(..., S, Dv)``.
 
     Returns:
-        ``(..., L, Ev)``.
+        ``(..., L, Dv)``.
 
     Examples:
         >>> import torch
@@ -42,4 +42,4 @@ def plain_attention(query: Tensor, key: Tensor, value: Tensor) -> Tensor:
     d_k = query.size(-1)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., L, S)
     weights = torch.softmax(scores, dim=-1)  # each row sums to 1
-    return weights @ value  # (..., L, Ev)
+    return weights @ value  # (..., L, Dv)
