@@ -40,7 +40,9 @@ def _install(session: nox.Session, *groups: str, package: bool = True) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff (lint, formatting); the GitHub workflows: actionlint, zizmor, their JSON schema."""
+    """Ruff (lint, formatting); the GitHub workflows: actionlint, zizmor, their JSON schema;
+    mypy on attention_ref ([tool.mypy] in pyproject.toml), which needs torch: skipped, as
+    `tests` is, where only the CUDA build of the pinned torch is in reach."""
     _install(session, "lint", package=False)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -48,6 +50,9 @@ def lint(session: nox.Session) -> None:
     session.run("actionlint", *workflows)
     session.run("zizmor", "--offline", "--min-severity", "low", str(WORKFLOWS))
     session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
+    _skip_unless_cpu_torch(session)
+    session.install("-e", ".[plot]", *CONSTRAINTS)  # the annotations of torch, numpy, matplotlib
+    session.run("mypy")
 
 
 @nox.session(python=PYTHONS)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -258,14 +258,16 @@ class _FlashAttention(torch.autograd.Function):
     memory, instead of every block's weights, O(L·S); the backward recomputes the weights."""
 
     @staticmethod
-    def forward(ctx, q, k, v, attn_mask, tiling):
+    def forward(
+        ctx: Any, q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, tiling: _Tiling
+    ) -> Tensor:
         out, lse = _forward(q, k, v, attn_mask, tiling)
         ctx.save_for_backward(q, k, v, attn_mask, out, lse)
         ctx.tiling = tiling
         return out
 
     @staticmethod
-    def backward(ctx, grad_out):
+    def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor | None, None]:
         if torch.is_grad_enabled():  # backward(create_graph=True): a second derivative
             raise RuntimeError(
                 "chunked_attention: a second derivative (create_graph=True) is not supported; "

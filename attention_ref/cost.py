@@ -31,7 +31,9 @@ __all__ = ["attended_pairs", "attention_flops", "attention_memory", "kv_cache_nu
 _KINDS = ("softmax", "local", "linear")
 
 
-def _check_args(n, m, d_k, d_v, batch, heads, kind, window):
+def _check_args(
+    n: int, m: int, d_k: int, d_v: int, batch: int, heads: int, kind: str, window: int | None
+) -> None:
     for name, value in (("n", n), ("m", m), ("d_k", d_k), ("d_v", d_v)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
@@ -42,11 +44,12 @@ def _check_args(n, m, d_k, d_v, batch, heads, kind, window):
             raise ValueError(f"{name}: expected a positive int, got {value!r}")
     if kind not in _KINDS:
         raise ValueError(f"kind: expected one of {_KINDS}, got {kind!r}")
-    if kind == "local" and (isinstance(window, bool) or not isinstance(window, int)):
-        raise TypeError(f"window: kind='local' needs an int window, got {window!r}")
-    if kind == "local" and window < 1:
-        raise ValueError(f"window: expected a positive int, got {window}")
-    if kind != "local" and window is not None:
+    if kind == "local":
+        if isinstance(window, bool) or not isinstance(window, int):
+            raise TypeError(f"window: kind='local' needs an int window, got {window!r}")
+        if window < 1:
+            raise ValueError(f"window: expected a positive int, got {window}")
+    elif window is not None:
         raise ValueError(f"window: only used with kind='local', got kind={kind!r}")
 
 
@@ -202,10 +205,10 @@ def attention_memory(
     output = n * d_v
     if kind == "softmax" and block_size is None:
         held = n * m  # the whole attention matrix
-    elif kind == "softmax":
+    elif kind == "softmax" and block_size is not None:
         b_q, b_k = min(block_size[0], n), min(block_size[1], m)
         held = b_q * b_k + b_q * (d_v + 2)  # one block of scores; max, sum, output of a tile
-    elif kind == "local":
+    elif kind == "local" and window is not None:  # _check_args: kind="local" has a window
         b = min(block_size[0] if block_size else 128, n)
         reach = b + window - 1 if is_causal else b + 2 * window - 2
         held = b * min(reach, m)  # one tile's scores

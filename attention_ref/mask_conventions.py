@@ -63,7 +63,7 @@ def _kind(mask: Tensor) -> str:
 def _check_convention(convention: object) -> str:
     if convention not in CONVENTIONS:
         raise ValueError(f"convention: expected one of {CONVENTIONS}, got {convention!r}")
-    return convention  # type: ignore[return-value]
+    return convention
 
 
 def _check_native(mask: object, convention: str) -> Tensor:

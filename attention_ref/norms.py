@@ -83,11 +83,11 @@ class LayerNorm(nn.Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        factory = {"device": device, "dtype": dtype}
         if elementwise_affine:
-            self.weight = nn.Parameter(torch.ones(self.normalized_shape, **factory))
+            shape = self.normalized_shape
+            self.weight = nn.Parameter(torch.ones(shape, device=device, dtype=dtype))
             self.bias = (
-                nn.Parameter(torch.zeros(self.normalized_shape, **factory)) if bias else None
+                nn.Parameter(torch.zeros(shape, device=device, dtype=dtype)) if bias else None
             )
         else:
             self.register_parameter("weight", None)
