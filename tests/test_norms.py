@@ -72,13 +72,26 @@ def test_rms_norm_matches_torch(batch, width, affine, eps, dtype, seed):
     _check(ours, theirs, x, (x.pow(2).mean(-1) + (eps or torch.finfo(dtype).eps)).rsqrt())
 
 
-def test_state_dict_loads_into_torch_and_back():
-    ours = LayerNorm(6)
-    theirs = nn.LayerNorm(6)
+@pytest.mark.parametrize(
+    ("ours_cls", "theirs_cls"), [(LayerNorm, nn.LayerNorm), (RMSNorm, nn.RMSNorm)]
+)
+def test_state_dict_loads_into_torch_and_back(ours_cls, theirs_cls):
+    """The same keys and shapes both ways, and the values arrive: equal weights, equal outputs."""
+    x = torch.randn(3, 4, 6, dtype=torch.float64)
+    ours = ours_cls(6, dtype=torch.float64)
+    with torch.no_grad():
+        for p in ours.parameters():
+            p.normal_()  # not the initial ones and zeros, which any fresh module already has
+    theirs = theirs_cls(6, dtype=torch.float64)
     theirs.load_state_dict(ours.state_dict())
-    ours.load_state_dict(theirs.state_dict())
-    rms = RMSNorm(6)
-    nn.RMSNorm(6).load_state_dict(rms.state_dict())
+    back = ours_cls(6, dtype=torch.float64)
+    back.load_state_dict(theirs.state_dict())
+    for state in (theirs.state_dict(), back.state_dict()):
+        assert state.keys() == ours.state_dict().keys()
+        for name, value in ours.state_dict().items():
+            assert torch.equal(state[name], value), name
+    torch.testing.assert_close(theirs(x), ours(x))
+    assert torch.equal(back(x), ours(x))
 
 
 def test_gradcheck_float64():
