@@ -174,10 +174,10 @@ def _slopes(sizes: Sequence[int], results: dict[str, dict[str, list]]) -> dict[s
     }
 
 
-def _flops(name: str, n: int, **shape: int) -> int:
+def _flops(name: str, n: int, batch: int = 1, heads: int = 1) -> int:
     kind = IMPLEMENTATIONS[name][1]
     window = WINDOW if kind == "local" else None
-    return attention_flops(n, d_k=HEAD_DIM, kind=kind, window=window, **shape)
+    return attention_flops(n, d_k=HEAD_DIM, batch=batch, heads=heads, kind=kind, window=window)
 
 
 def run_forward(

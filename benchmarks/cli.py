@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument(
         "--implementations",
-        type=lambda s: _names(s, attention.IMPLEMENTATIONS, "--implementations"),
+        type=lambda s: _names(s, list(attention.IMPLEMENTATIONS), "--implementations"),
         default=list(attention.IMPLEMENTATIONS),
         help=f"of {','.join(attention.IMPLEMENTATIONS)} (forward; train times those of "
         f"{','.join(attention.TRAIN_IMPLEMENTATIONS)} among them)",

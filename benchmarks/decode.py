@@ -76,7 +76,11 @@ def run_decode(
             forward(layers, x[:, : t - 1], caches)  # the prompt: t - 1 tokens cached
             saved = [(c.key, c.value) for c in caches]
 
-            def step(t=t, caches=caches, saved=saved):
+            def step(
+                t: int = t,
+                caches: list[KVCache] = caches,
+                saved: list[tuple[Tensor | None, Tensor | None]] = saved,
+            ) -> Tensor:
                 for cache, (key, value) in zip(caches, saved, strict=True):
                     cache.key, cache.value = key, value  # back to t - 1 tokens
                 return forward(layers, x[:, t - 1 : t], caches)

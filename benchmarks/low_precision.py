@@ -88,8 +88,8 @@ def _naive_rms_norm(x: Tensor, norm: nn.RMSNorm) -> Tensor:
 
 def _naive_mha(x: Tensor, mha: nn.MultiheadAttention) -> Tensor:
     q, k, v = F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)  # (N, L, E)
-    heads = [t.unflatten(-1, (mha.num_heads, -1)).transpose(1, 2) for t in (q, k, v)]
-    out = _naive_softmax_attention(*heads, allowed=None)  # (N, H, L, D)
+    q, k, v = (t.unflatten(-1, (mha.num_heads, -1)).transpose(1, 2) for t in (q, k, v))
+    out = _naive_softmax_attention(q, k, v, allowed=None)  # (N, H, L, D)
     return mha.out_proj(out.transpose(1, 2).flatten(2))  # (N, L, E)
 
 
@@ -112,18 +112,21 @@ def _attention_rows(dtype: torch.dtype, gen: torch.Generator) -> dict[str, Row]:
         exact = F.scaled_dot_product_attention(q64, k64, v64, **kwargs)
         theirs = F.scaled_dot_product_attention(q, k, v, **kwargs)
         naive = _naive_softmax_attention(q, k, v, allowed)
-        return tuple(max_error(r, exact, dtype) for r in (ours(q, k, v), theirs, naive))
+        ours_error = max_error(ours(q, k, v), exact, dtype)
+        return ours_error, max_error(theirs, exact, dtype), max_error(naive, exact, dtype)
 
     exact_linear = linear_attention(q64, k64, v64, is_causal=True)
     return {
         "scaled_dot_product_attention": versus_torch(
-            lambda *a: scaled_dot_product_attention(*a, is_causal=True), causal, is_causal=True
+            lambda q, k, v: scaled_dot_product_attention(q, k, v, is_causal=True),
+            causal,
+            is_causal=True,
         ),
         "chunked_attention": versus_torch(
-            lambda *a: chunked_attention(*a, is_causal=True), causal, is_causal=True
+            lambda q, k, v: chunked_attention(q, k, v, is_causal=True), causal, is_causal=True
         ),
         "sliding_window_attention": versus_torch(
-            lambda *a: sliding_window_attention(*a, window=WINDOW, is_causal=True),
+            lambda q, k, v: sliding_window_attention(q, k, v, window=WINDOW, is_causal=True),
             band,
             attn_mask=band,
         ),

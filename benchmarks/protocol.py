@@ -13,7 +13,7 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,11 @@ def progress(total: int, desc: str) -> Any:
 
 
 def round_robin(
-    fns: dict[str, Callable[[], Any]], repeat: int, device: str, bar: Any = None, label: str = ""
+    fns: Mapping[str, Callable[[], Any]],
+    repeat: int,
+    device: str,
+    bar: Any = None,
+    label: str = "",
 ) -> dict[str, list[float]]:
     """Time every function of ``fns`` ``repeat`` times, in turn: seconds per call, per name.
 

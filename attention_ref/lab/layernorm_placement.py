@@ -149,7 +149,9 @@ def layer_grad_norms(
     with one_thread():
         F.mse_loss(stack(x), y).backward()
     norms = [
-        torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in layer.parameters()]))
+        torch.linalg.vector_norm(
+            torch.cat([p.grad.flatten() for p in layer.parameters() if p.grad is not None])
+        )
         for layer in stack.layers
     ]
     return torch.stack(norms)  # (num_layers,)
