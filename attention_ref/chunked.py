@@ -7,12 +7,12 @@ maximum, what came before is rescaled by ``exp(m_old - m_new)``. After the last 
 recurrence as FlashAttention, Dao et al. 2022).
 
 Memory: one (N·H, b_q, b_k) block of scores plus the running state and the output, instead of
-(N, H, L, S). Time: the same matmul FLOPs as the plain form, 4·N·H·L·S·E for E = Ev.
+(N, H, L, S). Time: the same matmul FLOPs as the plain form, 4·N·H·L·S·D for D = Dv.
 
 Gradients (FlashAttention-2, Dao 2023): a ``torch.autograd.Function`` saves Q, K, V, the output
 O and each query row's log-sum-exp, never the weights. Backward visits the same blocks,
-recomputes each block's weights P from the log-sum-exp and accumulates
-``dV += Pᵀ dO``, ``dZ = P ∘ (dO Vᵀ - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += dZ K``,
+recomputes each block's weights P from the log-sum-exp and accumulates ``dV += Pᵀ dO``,
+``dZ = P ∘ (dO Vᵀ - delta)`` with ``delta = rowsum(dO ∘ O)`` (the paper's D), ``dQ += dZ K``,
 ``dK += dZᵀ Q`` (times the scale): 5 block products instead of the forward's 2, and memory
 linear in L and S.
 
@@ -27,7 +27,7 @@ Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
     H: number of heads (just another batch dimension here)
     L: query length          S: key/value length
-    E: query/key width (d_k) Ev: value width (d_v)
+    D: query/key width (d_k) Dv: value width (d_v)
     B: all batch dimensions flattened into one (N·H)
     b_q, b_k: query tile and key block sizes (``block_size``)
 
@@ -50,7 +50,7 @@ from .attention import _expand_kv_heads
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
-#: (query tile b_q, key block b_k), chosen by measurement at N=1, H=4, E=64,
+#: (query tile b_q, key block b_k), chosen by measurement at N=1, H=4, D=64,
 #: n=8192, float32 on a 2-core AVX-512 CPU, five interleaved runs against
 #: PyTorch's SDPA. Time relative to SDPA: 768 × 512 1.06×, 512 × 512 1.12×,
 #: 1024 × 512 1.10×, 256 × 512 1.16×, 2048 × 512 1.3×. The block is
@@ -141,7 +141,7 @@ def _scores(
     One BLAS call (``baddbmm``, no scaled copy of q) writes it into ``buffer``'s memory, the
     same for every block: no block-sized tensor is allocated per step.
     """
-    q_tile, k_block = q[:, rows], k_t[:, :, cols]  # (B, b_q, E), (B, E, b_k)
+    q_tile, k_block = q[:, rows], k_t[:, :, cols]  # (B, b_q, D), (B, D, b_k)
     float_mask = attn_mask if attn_mask is not None and attn_mask.is_floating_point() else None
     if float_mask is not None:
         bias, beta = _mask_block(float_mask, tiling.batch, rows, cols), _LOG2_E
@@ -168,37 +168,37 @@ def _scores(
 def _online_softmax_step_(
     state: tuple[Tensor, Tensor, Tensor], scores: Tensor, value: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Fold one block of scores (B, b_q, b_k) and values (B, b_k, Ev) into (m, l, acc).
+    """Fold one block of scores (B, b_q, b_k) and values (B, b_k, Dv) into (m, l, acc).
 
     In place: ``scores`` becomes the block's weights ``p``, and ``l``, ``acc`` are updated;
     no new (B, b_q, b_k) tensor is made and ``acc = alpha · acc + p @ value`` is one BLAS
     call. Autograd never sees this step: the backward pass recomputes what it needs.
     """
-    m, l, acc = state  # running max (B, b_q, 1), running sum (B, b_q, 1), output (B, b_q, Ev)
+    m, l, acc = state  # running max (B, b_q, 1), running sum (B, b_q, 1), output (B, b_q, Dv)
     # Scores are in base 2: 2^(s - m) here is e^(s·ln 2 - m·ln 2) of the math, same algebra.
     m_new = torch.maximum(m, scores.amax(dim=-1, keepdim=True))  # (B, b_q, 1)
     shift = m_new.masked_fill(m_new == _NEG_INF, 0.0)  # no key seen yet: 2^(-inf - 0) = 0
     p = scores.sub_(shift).exp2_()  # (B, b_q, b_k): this block's unnormalized weights
     alpha = m.sub_(shift).exp2_()  # (B, b_q, 1): rescales the blocks already summed
     l.mul_(alpha).add_(p.sum(dim=-1, keepdim=True))  # l = alpha · l + Σ p
-    acc.mul_(alpha).baddbmm_(p, value)  # acc = alpha · acc + p @ value: (B, b_q, Ev)
+    acc.mul_(alpha).baddbmm_(p, value)  # acc = alpha · acc + p @ value: (B, b_q, Dv)
     return m_new, l, acc
 
 
 def _forward(
     q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, tiling: _Tiling
 ) -> tuple[Tensor, Tensor]:
-    """The output (B, L, Ev) and each query row's log-sum-exp of its scores, base 2 (B, L, 1)."""
-    (B, L, _), S, Ev = q.shape, k.size(1), v.size(2)
-    k_t = k.transpose(1, 2)  # (B, E, S)
-    out, lse = q.new_empty(B, L, Ev), q.new_empty(B, L, 1)
+    """The output (B, L, Dv) and each query row's log-sum-exp of its scores, base 2 (B, L, 1)."""
+    (B, L, _), S, Dv = q.shape, k.size(1), v.size(2)
+    k_t = k.transpose(1, 2)  # (B, D, S)
+    out, lse = q.new_empty(B, L, Dv), q.new_empty(B, L, 1)
     buffer = q.new_empty(B * min(tiling.b_q, L) * min(tiling.b_k, S))
     for rows, blocks in _tiles(L, S, tiling):
         b_q = rows.stop - rows.start
         state = (
             q.new_full((B, b_q, 1), _NEG_INF),  # m: running row max
             q.new_zeros(B, b_q, 1),  # l: running row sum of 2^(scores - m)
-            q.new_zeros(B, b_q, Ev),  # acc: running sum of 2^(scores - m) @ V
+            q.new_zeros(B, b_q, Dv),  # acc: running sum of 2^(scores - m) @ V
         )
         for cols in blocks:
             scores = _scores(q, k_t, attn_mask, rows, cols, tiling, buffer)  # (B, b_q, b_k)
@@ -216,23 +216,23 @@ def _backward(
     """FlashAttention-2's backward: each block's weights are recomputed from the log-sum-exp.
 
     Per block: ``P = 2^(scores - lse)``, ``dV += Pᵀ dO``, ``dP = dO Vᵀ``,
-    ``dZ = P ∘ (dP - D)`` with ``D = rowsum(dO ∘ O)``, ``dQ += scale · dZ K`` and
+    ``dZ = P ∘ (dP - delta)`` with ``delta = rowsum(dO ∘ O)``, ``dQ += scale · dZ K`` and
     ``dK += scale · dZᵀ Q``. Two blocks are alive at a time, never the L×S matrix (unless a
     float mask wants a gradient: that gradient is as large as the mask).
     """
     q, k, v, attn_mask, out, lse = saved
     (B, L, _), S = q.shape, k.size(1)
-    d_out = grad_out.contiguous()  # (B, L, Ev); the gradient of a sum() is an expanded view
+    d_out = grad_out.contiguous()  # (B, L, Dv); the gradient of a sum() is an expanded view
     # --8<-- [start:delta]
-    delta = (d_out * out).sum(dim=-1, keepdim=True)  # D = rowsum(dO ∘ O): (B, L, 1)
+    delta = (d_out * out).sum(dim=-1, keepdim=True)  # rowsum(dO ∘ O), the paper's D: (B, L, 1)
     # --8<-- [end:delta]
     dq, dk, dv = torch.empty_like(q), torch.zeros_like(k), torch.zeros_like(v)
     d_mask = q.new_zeros(B, L, S) if mask_grad else None
-    k_t, v_t = k.transpose(1, 2), v.transpose(1, 2)  # (B, E, S), (B, Ev, S)
+    k_t, v_t = k.transpose(1, 2), v.transpose(1, 2)  # (B, D, S), (B, Dv, S)
     size = B * min(tiling.b_q, L) * min(tiling.b_k, S)
     p_buffer, dp_buffer = q.new_empty(size), q.new_empty(size)
     for rows, blocks in _tiles(L, S, tiling):
-        q_tile, do = q[:, rows], d_out[:, rows]  # (B, b_q, E), (B, b_q, Ev)
+        q_tile, do = q[:, rows], d_out[:, rows]  # (B, b_q, D), (B, b_q, Dv)
         dq_tile = torch.zeros_like(q_tile)  # this tile's dQ, summed over the key blocks
         for cols in blocks:
             # --8<-- [start:block]
@@ -240,8 +240,8 @@ def _backward(
             p = scores.exp2_()  # P, recomputed: 2^(s - lse), the softmax (B, b_q, b_k)
             dv[:, cols] += torch.bmm(p.transpose(1, 2), do)  # dV += Pᵀ dO
             dp = dp_buffer[: p.numel()].view(p.shape)
-            torch.baddbmm(delta[:, rows], do, v_t[:, :, cols], beta=-1.0, out=dp)  # dO Vᵀ - D
-            dz = dp.mul_(p)  # dZ = P ∘ (dP - D), Z the scores
+            torch.baddbmm(delta[:, rows], do, v_t[:, :, cols], beta=-1.0, out=dp)  # dO Vᵀ - delta
+            dz = dp.mul_(p)  # dZ = P ∘ (dP - delta), Z the scores
             dq_tile.baddbmm_(dz, k[:, cols], alpha=tiling.scale)  # dQ += scale · dZ K
             dk[:, cols] += torch.bmm(dz.transpose(1, 2), q_tile).mul_(tiling.scale)  # dK
             # --8<-- [end:block]
@@ -303,20 +303,20 @@ def chunked_attention(
     result is returned in the input dtype, as PyTorch's kernels do.
 
     Args:
-        query: ``(..., L, E)``.
-        key: ``(..., S, E)``; batch dimensions broadcast against ``query``'s.
-        value: ``(..., S, Ev)``.
+        query: ``(..., L, D)``.
+        key: ``(..., S, D)``; batch dimensions broadcast against ``query``'s.
+        value: ``(..., S, Dv)``.
         attn_mask: Broadcastable to ``(..., L, S)``. Boolean: True where a query **may
             attend**. Floating: added to the scores. Sliced block by block, never expanded.
         is_causal: Query ``i`` sees keys ``0..i`` (top-left, as in PyTorch); key blocks
             entirely above the diagonal are skipped. Not allowed with ``attn_mask``.
-        scale: Multiplies the scores; defaults to ``1 / sqrt(E)``.
+        scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         block_size: ``(b_q, b_k)``, the query tile and key block sizes, or one int for both.
             Any positive sizes give the same result; they need not divide L or S.
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
 
     Returns:
-        ``(..., L, Ev)``; zeros (never NaN) for a query whose keys are all masked.
+        ``(..., L, Dv)``; zeros (never NaN) for a query whose keys are all masked.
 
     Raises:
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
@@ -345,13 +345,13 @@ def chunked_attention(
         key, value = _expand_kv_heads(query, key, "key"), _expand_kv_heads(query, value, "value")
     b_q, b_k = _check_block_size(block_size)
     batch = _batch_shape(query, key, value)
-    L, S, E, Ev = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
+    L, S, D, Dv = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
     if is_causal and attn_mask is not None:
         raise ValueError("is_causal: cannot be combined with attn_mask; put both in attn_mask")
     if attn_mask is not None:
         check_mask(attn_mask, torch.Size((*batch, L, S)))
     if scale is None:
-        scale = 1.0 / math.sqrt(E)
+        scale = 1.0 / math.sqrt(D)
     tiling = _Tiling(batch, is_causal, scale, b_q, b_k)
 
     dtype = query.dtype  # float16/bfloat16: computed in float32, returned in the input dtype
@@ -359,8 +359,8 @@ def chunked_attention(
     if attn_mask is not None and attn_mask.is_floating_point():
         attn_mask = attn_mask.to(query.dtype)  # added to the scores by the same BLAS call
     # Flatten the batch dimensions into one, B = N·H, so each block is one batched matmul.
-    q = query.expand(*batch, L, E).reshape(-1, L, E)  # (B, L, E), a view if nothing broadcasts
-    k = key.expand(*batch, S, E).reshape(-1, S, E)  # (B, S, E)
-    v = value.expand(*batch, S, Ev).reshape(-1, S, Ev)  # (B, S, Ev)
-    out = _FlashAttention.apply(q, k, v, attn_mask, tiling)  # (B, L, Ev)
-    return out.reshape(*batch, L, Ev).to(dtype)
+    q = query.expand(*batch, L, D).reshape(-1, L, D)  # (B, L, D), a view if nothing broadcasts
+    k = key.expand(*batch, S, D).reshape(-1, S, D)  # (B, S, D)
+    v = value.expand(*batch, S, Dv).reshape(-1, S, Dv)  # (B, S, Dv)
+    out = _FlashAttention.apply(q, k, v, attn_mask, tiling)  # (B, L, Dv)
+    return out.reshape(*batch, L, Dv).to(dtype)
