@@ -44,6 +44,7 @@ from attention_ref import (
 from attention_ref.chunked import DEFAULT_BLOCK_SIZE
 
 from . import protocol
+from .low_precision import BOUND
 from .protocol import sig
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository: `python -m benchmarks` runs here
@@ -59,7 +60,7 @@ TARGETS = {  # at n = 8192, all from one run
     "reference_over_chunked_memory": (">=", 20.0),
     "chunked_over_sdpa_train_time": ("<=", 1.5),
     "chunked_over_sdpa_train_memory": ("<=", 3.0),
-    "low_precision_worst_over_torch": ("<=", None),  # benchmarks.low_precision.BOUND
+    "low_precision_worst_over_torch": ("<=", BOUND),
 }
 
 #: name -> (function of (query, key, value), its kind in the cost model)
@@ -297,9 +298,8 @@ def run_train(
     }
 
 
-def targets(results: dict[str, Any], bound: float) -> dict[str, Any]:
-    """The target ratios at the largest n (8192 by default), with pass/fail; ``bound`` is
-    the low-precision one (`benchmarks.low_precision.BOUND`)."""
+def targets(results: dict[str, Any]) -> dict[str, Any]:
+    """The target ratios at the largest n (8192 by default), with pass/fail."""
     res = results.get("results", {})
     if not all(name in res for name in ("chunked", "sdpa", "reference")):
         return {}
@@ -336,7 +336,6 @@ def targets(results: dict[str, Any], bound: float) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n}
     for key, value in values.items():
         op, goal = TARGETS[key]
-        goal = bound if goal is None else goal
         ok = None if value is None else (value <= goal if op == "<=" else value >= goal)
         out[key] = {"value": value, "target": f"{op} {goal:g}", "pass": ok}
     return out

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from .attention import targets
-from .low_precision import BOUND
 
 
 def save(path: Path, parts: dict[str, Any]) -> dict[str, Any]:
@@ -24,7 +23,7 @@ def save(path: Path, parts: dict[str, Any]) -> dict[str, Any]:
         else:
             results.update(value)
     if "results" in results:
-        results["targets"] = targets(results, BOUND)
+        results["targets"] = targets(results)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return results

@@ -72,7 +72,7 @@ def _results(device="cpu"):
             "float16": {"LayerNorm": {"ours": 0.004, "torch": 0.002, "naive": 0.01, "ratio": 2.0}},
         },
     }
-    results["targets"] = attention.targets(results, low_precision.BOUND)
+    results["targets"] = attention.targets(results)
     return results
 
 
