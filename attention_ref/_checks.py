@@ -49,13 +49,24 @@ def check_qkv(query: Tensor, key: Tensor, value: Tensor | None = None) -> None:
         )
 
 
-def check_positive_int(name: str, value: object, what: str = "int") -> int:
-    """``value`` if it is an int >= 1 (not a bool); otherwise an error naming ``name``."""
+def check_positive_int(name: str, value: object, what: str = "int", minimum: int = 1) -> int:
+    """``value`` if it is an int >= ``minimum`` (1 unless given; not a bool), else an error."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name}: expected a positive {what}, got {value}")
+    if value < minimum:
+        expected = f"a positive {what}" if minimum == 1 else f"a {what} >= {minimum}"
+        raise ValueError(f"{name}: expected {expected}, got {value}")
     return value
+
+
+def check_block_size(block_size: object) -> tuple[int, int]:
+    """``(b_q, b_k)`` from one int or a pair of positive ints."""
+    sizes = block_size if isinstance(block_size, tuple) else (block_size, block_size)
+    if len(sizes) != 2:
+        raise TypeError(f"block_size: expected an int or a pair (b_q, b_k), got {block_size!r}")
+    return check_positive_int("block_size", sizes[0], "size"), check_positive_int(
+        "block_size", sizes[1], "size"
+    )
 
 
 def check_dropout(dropout_p: float, name: str = "dropout_p") -> None:
@@ -91,11 +102,19 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 
 
 def check_heads(
-    embed_dim: int, num_heads: int, head_dim: int | None, num_kv_heads: int | None
+    embed_dim: int,
+    num_heads: int,
+    head_dim: int | None,
+    num_kv_heads: int | None,
+    rope_base: float | None = None,
 ) -> tuple[int, int]:
-    """``(head_dim, num_kv_heads)``, their defaults ``E // H`` and ``H`` filled in, all checked."""
+    """``(head_dim, num_kv_heads)``, their defaults ``E // H`` and ``H`` filled in, all checked.
+
+    Rotary positions need a positive ``rope_base`` and an even head width (features in pairs).
+    """
     check_positive_int("embed_dim", embed_dim, "width")
     check_positive_int("num_heads", num_heads, "number of heads")
+    width = "embed_dim / num_heads" if head_dim is None else "head_dim"
     if head_dim is None and embed_dim % num_heads:
         raise ValueError(
             f"embed_dim: expected a positive multiple of num_heads, got embed_dim={embed_dim}"
@@ -111,16 +130,12 @@ def check_heads(
         raise ValueError(
             f"num_kv_heads: expected a divisor of num_heads={num_heads}, got {kv_heads}"
         )
-    return head_dim, kv_heads
-
-
-def check_rope_base(rope_base: float | None, head_dim: int) -> None:
-    """Rotary positions need a positive base and an even head width (features in pairs)."""
     if rope_base is not None and (not rope_base > 0 or head_dim % 2 != 0):
         raise ValueError(
-            "rope_base: expected a positive base and an even head width, got "
+            f"rope_base: expected a positive base and an even head width {width}, got "
             f"rope_base={rope_base} and head width {head_dim}"
         )
+    return head_dim, kv_heads
 
 
 def check_attention_inputs(

@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
-from ._checks import check_mask, check_qkv
+from ._checks import check_block_size, check_mask, check_qkv
 from ._precision import upcast
 from .attention import _expand_kv_heads
 
@@ -61,17 +61,6 @@ DEFAULT_BLOCK_SIZE = (768, 512)
 
 _NEG_INF = float("-inf")
 _LOG2_E = math.log2(math.e)  # e^x = 2^(x·log2 e): the scores are kept in base-2 units
-
-
-def _check_block_size(block_size: object) -> tuple[int, int]:
-    sizes = block_size if isinstance(block_size, tuple) else (block_size, block_size)
-    if len(sizes) != 2 or any(isinstance(b, bool) or not isinstance(b, int) for b in sizes):
-        raise TypeError(
-            f"block_size: expected an int or a tuple (b_q, b_k) of two ints, got {block_size!r}"
-        )
-    if min(sizes) < 1:
-        raise ValueError(f"block_size: expected positive sizes, got {block_size!r}")
-    return sizes
 
 
 def _batch_shape(query: Tensor, key: Tensor, value: Tensor) -> torch.Size:
@@ -343,7 +332,7 @@ def chunked_attention(
     check_qkv(query, key, value)
     if enable_gqa:  # each key/value head serves a group of query heads
         key, value = _expand_kv_heads(query, key, "key"), _expand_kv_heads(query, value, "value")
-    b_q, b_k = _check_block_size(block_size)
+    b_q, b_k = check_block_size(block_size)
     batch = _batch_shape(query, key, value)
     L, S, D, Dv = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
     if is_causal and attn_mask is not None:

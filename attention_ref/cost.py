@@ -26,6 +26,8 @@ width (defaults to d_k), w window; in code L = n, S = m, E = d_k, Ev = d_v.
 
 from __future__ import annotations
 
+from ._checks import check_block_size, check_choice, check_positive_int
+
 __all__ = ["attended_pairs", "attention_flops", "attention_memory", "kv_cache_numel"]
 
 _KINDS = ("softmax", "local", "linear")
@@ -35,20 +37,14 @@ def _check_args(
     n: int, m: int, d_k: int, d_v: int, batch: int, heads: int, kind: str, window: int | None
 ) -> None:
     for name, value in (("n", n), ("m", m), ("d_k", d_k), ("d_v", d_v)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if value < 0:
-            raise ValueError(f"{name}: expected a size >= 0, got {value}")
+        check_positive_int(name, value, "size", minimum=0)
     for name, value in (("batch", batch), ("heads", heads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: expected a positive int, got {value!r}")
-    if kind not in _KINDS:
-        raise ValueError(f"kind: expected one of {_KINDS}, got {kind!r}")
+        check_positive_int(name, value)
+    check_choice("kind", kind, _KINDS)
+    if kind == "local" and window is None:
+        raise TypeError("window: kind='local' needs an int window, got None")
     if kind == "local":
-        if isinstance(window, bool) or not isinstance(window, int):
-            raise TypeError(f"window: kind='local' needs an int window, got {window!r}")
-        if window < 1:
-            raise ValueError(f"window: expected a positive int, got {window}")
+        check_positive_int("window", window)
     elif window is not None:
         raise ValueError(f"window: only used with kind='local', got kind={kind!r}")
 
@@ -198,10 +194,8 @@ def attention_memory(
     m = n if m is None else m
     d_v = d_k if d_v is None else d_v
     _check_args(n, m, d_k, d_v, batch, heads, kind, window)
-    if isinstance(block_size, int):
-        block_size = (block_size, block_size)
-    if block_size is not None and (len(block_size) != 2 or min(block_size) < 1):
-        raise ValueError(f"block_size: expected positive sizes, got {block_size!r}")
+    if block_size is not None:
+        block_size = check_block_size(block_size)
     output = n * d_v
     if kind == "softmax" and block_size is None:
         held = n * m  # the whole attention matrix
@@ -229,7 +223,8 @@ def kv_cache_numel(*, layers: int, batch: int, kv_heads: int, tokens: int, head_
     ``num_heads``.
 
     Raises:
-        ValueError: If a size is not a positive int (``tokens`` may be 0).
+        ValueError: If a size is below 1 (``tokens`` may be 0).
+        TypeError: If a size is not an int.
 
     Examples:
         >>> from attention_ref import kv_cache_numel
@@ -239,6 +234,5 @@ def kv_cache_numel(*, layers: int, batch: int, kv_heads: int, tokens: int, head_
     """
     sizes = {"layers": layers, "batch": batch, "kv_heads": kv_heads, "head_dim": head_dim}
     for name, value in (*sizes.items(), ("tokens", tokens)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (name != "tokens"):
-            raise ValueError(f"{name}: expected a positive int, got {value!r}")
+        check_positive_int(name, value, minimum=0 if name == "tokens" else 1)
     return 2 * layers * batch * kv_heads * tokens * head_dim  # a key and a value each

@@ -27,6 +27,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ._checks import check_positive_int
+
 __all__ = ["CONVENTIONS", "from_sdpa_mask", "to_additive_mask", "to_sdpa_mask"]
 
 CONVENTIONS = ("sdpa", "mha_attn_mask", "mha_key_padding_mask", "huggingface", "masked_fill")
@@ -105,11 +107,12 @@ def _check_sdpa(mask: object) -> Tensor:
 
 def _check_heads(num_heads: object, what: str, total: int | None = None) -> int:
     """``num_heads`` as a positive int that divides ``total`` (the N*H rows of a 3-D mask)."""
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
-        raise ValueError(f"num_heads: expected a positive int for {what}, got {num_heads!r}")
-    if total is not None and total % num_heads != 0:
-        raise ValueError(f"num_heads: expected a divisor of N*H = {total}, got {num_heads}")
-    return num_heads
+    if num_heads is None:
+        raise ValueError(f"num_heads: expected a positive int for {what}, got None")
+    heads = check_positive_int("num_heads", num_heads, "number of heads")
+    if total is not None and total % heads != 0:
+        raise ValueError(f"num_heads: expected a divisor of N*H = {total}, got {heads}")
+    return heads
 
 
 def _per_head_shape(mask: Tensor, num_heads: object) -> tuple[int, int, int, int]:

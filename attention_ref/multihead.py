@@ -23,7 +23,6 @@ from ._checks import (
     check_kv_cache,
     check_mask,
     check_positions,
-    check_rope_base,
 )
 from ._precision import upcast
 from .attention import attention_weights
@@ -163,17 +162,16 @@ class MultiHeadAttention(nn.Module):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        head_dim, num_kv_heads = check_heads(embed_dim, num_heads, head_dim, num_kv_heads)
+        D, H_kv = check_heads(embed_dim, num_heads, head_dim, num_kv_heads, rope_base)
         check_dropout(dropout, "dropout")
-        check_rope_base(rope_base, head_dim)
         if attention_fn is not None and dropout > 0.0:
             raise ValueError(f"dropout: expected 0 with attention_fn, got {dropout}")
-        self.embed_dim, self.num_heads, self.num_kv_heads = embed_dim, num_heads, num_kv_heads
-        self.head_dim, self.scale, self.dropout = head_dim, scale, dropout
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, D
+        self.num_kv_heads, self.scale, self.dropout = H_kv, scale, dropout
         self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
         self.kdim, self.vdim = (embed_dim if d is None else d for d in (kdim, vdim))
         self.attention_fn = attention_fn  # None: attention_weights, then weights @ values
-        q_width, kv_width = num_heads * head_dim, num_kv_heads * head_dim
+        q_width, kv_width = num_heads * D, H_kv * D
         factory = {"device": device, "dtype": dtype}
         # --8<-- [start:projections]
         self.q_proj = nn.Linear(embed_dim, q_width, bias=bias, **factory)  # all H heads' W^Q

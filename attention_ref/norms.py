@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from ._checks import check_positive_int
 from ._precision import upcast
 
 __all__ = ["LayerNorm", "RMSNorm"]
@@ -24,9 +25,9 @@ __all__ = ["LayerNorm", "RMSNorm"]
 
 def _as_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if not shape or any(not isinstance(s, int) or s <= 0 for s in shape):
-        raise ValueError(f"normalized_shape: expected positive ints, got {normalized_shape!r}")
-    return shape
+    if not shape:
+        raise ValueError("normalized_shape: expected at least one size, got ()")
+    return tuple(check_positive_int("normalized_shape", s, "size") for s in shape)
 
 
 def _check_input(name: str, x: Tensor, shape: tuple[int, ...]) -> tuple[int, ...]:

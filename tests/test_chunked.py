@@ -193,11 +193,11 @@ def test_any_batch_dimensions_broadcast():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"block_size": 0}, ValueError, r"block_size: expected positive sizes, got 0"),
-        ({"block_size": (4, 0)}, ValueError, r"block_size: expected positive sizes"),
-        ({"block_size": 2.0}, TypeError, r"block_size: expected an int or a tuple"),
-        ({"block_size": (4,)}, TypeError, r"block_size: expected an int or a tuple"),
-        ({"block_size": True}, TypeError, r"block_size: expected an int or a tuple"),
+        ({"block_size": 0}, ValueError, r"block_size: expected a positive size, got 0"),
+        ({"block_size": (4, 0)}, ValueError, r"block_size: expected a positive size"),
+        ({"block_size": 2.0}, TypeError, r"block_size: expected an int, got float"),
+        ({"block_size": (4,)}, TypeError, r"block_size: expected an int or a pair"),
+        ({"block_size": True}, TypeError, r"block_size: expected an int, got bool"),
         (
             {"attn_mask": torch.ones(3, 4, dtype=torch.bool)},
             ValueError,

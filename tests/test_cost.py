@@ -80,5 +80,5 @@ def test_bad_input_names_the_argument(kwargs, error, message):
 
 
 def test_bad_block_size():
-    with pytest.raises(ValueError, match=r"block_size: expected positive sizes"):
+    with pytest.raises(ValueError, match=r"block_size: expected a positive size"):
         attention_memory(16, d_k=8, block_size=(0, 4))

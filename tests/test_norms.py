@@ -130,5 +130,5 @@ def test_shape_mismatch_is_a_clear_error(cls):
         cls(4)(torch.randn(2, 5))
     with pytest.raises(TypeError, match="x: expected a floating-point tensor, got torch.int64"):
         cls(4)(torch.ones(2, 4, dtype=torch.int64))
-    with pytest.raises(ValueError, match="normalized_shape: expected positive ints, got 0"):
+    with pytest.raises(ValueError, match="normalized_shape: expected a positive size, got 0"):
         cls(0)

@@ -331,7 +331,7 @@ def test_multihead_rope_gradcheck_float64():
                 torch.zeros(1, 3, 8), torch.zeros(1, 5, 8)
             ),
             ValueError,
-            r"key: rope_base needs self-attention \(no separate key\), got 5 keys for 3 queries",
+            r"key: rope_base needs self-attention \(no separate key\)",
         ),
         (
             lambda: MultiHeadAttention(8, 2, rope_base=1e4)(
