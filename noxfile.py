@@ -24,7 +24,9 @@ nox.options.error_on_missing_interpreters = False
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CONSTRAINTS = ("-c", "constraints.txt")
-DOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "MPLBACKEND": "Agg"}
+# PYTHONPATH: the hooks import docs_hooks (not installed: the wheel holds attention_ref only)
+# from the checkout, as pytest does (pythonpath in pyproject.toml).
+DOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "MPLBACKEND": "Agg", "PYTHONPATH": "."}
 # The lowest supported Python (mkdocs-material 9.8 needs 3.11) and the highest.
 PYTHONS = ["3.11", "3.14"]
 WORKFLOWS = Path(".github/workflows")

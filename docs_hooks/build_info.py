@@ -10,22 +10,11 @@ against. overrides/partials/copyright.html writes them in the page's language.
 from __future__ import annotations
 
 import os
-import subprocess
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-
-def _commit(root: Path) -> str | None:
-    if sha := os.environ.get("GITHUB_SHA"):
-        return sha
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip() or None
+from docs_hooks.constants import commit
 
 
 def _date() -> str:
@@ -44,5 +33,5 @@ def _torch() -> str | None:
 def on_config(config):
     """Put ``{"commit", "date", "torch"}`` under ``config.extra.build``."""
     root = Path(config.config_file_path).parent
-    config.extra["build"] = {"commit": _commit(root), "date": _date(), "torch": _torch()}
+    config.extra["build"] = {"commit": commit(root), "date": _date(), "torch": _torch()}
     return config

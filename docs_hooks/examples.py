@@ -17,19 +17,14 @@ from __future__ import annotations
 import html
 import posixpath
 import re
-import sys
-from pathlib import Path
 
 import nbformat
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # docs_hooks.* from this checkout, as figures.py does
-    sys.path.insert(0, str(ROOT))
-
-from docs_hooks import doctest_copy, page_examples  # noqa: E402
+from docs_hooks import doctest_copy, page_examples
+from docs_hooks.constants import build_language as _language
 
 DOWNLOADS = "downloads"
 LINKS = {  # the line under the page's title; `{ download }` saves rather than opens the file
@@ -45,11 +40,6 @@ CODE = re.compile(
 )
 TAG = re.compile(r"<[^>]+>")
 H1 = re.compile(r"^# .*$", re.M)
-
-
-def _language(config) -> str:
-    i18n = config.plugins.get("i18n")
-    return i18n.current_language if i18n else config.theme.get("language", "en")
 
 
 def _downloads(src_uri: str, lang: str) -> dict[str, str]:

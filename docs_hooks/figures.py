@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import io
-import sys
 from collections.abc import Callable
 from importlib.resources import files as package_files
 from pathlib import Path
@@ -30,7 +29,8 @@ from matplotlib.figure import Figure
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-LANGUAGES = ("en", "zh")
+from docs_hooks.constants import LANGUAGES
+
 CJK_FONT = package_files("mplfonts") / "fonts" / "NotoSansCJKsc-Regular.otf"
 STYLE = {
     "font.family": ["DejaVu Sans", "Noto Sans CJK SC"],  # Latin first, CJK as fallback
@@ -87,10 +87,7 @@ _drawn: dict[tuple[int, ...], list[Path]] = {}
 
 
 def on_config(config):
-    """Draw from the attention_ref of this checkout, as mkdocstrings' `paths: [.]` does."""
-    root = str(Path(config.config_file_path).parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    """Draw with the Agg backend and the CJK font."""
     matplotlib.use("Agg")
     _register_cjk_font()
 

@@ -21,13 +21,13 @@ from typing import Any
 
 import yaml
 
+from docs_hooks.constants import LANGUAGES, html_lang
+
 INCLUDES = Path(__file__).resolve().parents[1] / "docs" / "includes"
 DATA = INCLUDES / "glossary.yml"
 SHAPES = INCLUDES / "shape-legend.yml"
-LANGUAGES = ("en", "zh")
 MARKER = re.compile(r"^<!-- glossary-terms (?P<lang>\w+) -->$", re.M)
 SHAPES_MARKER = re.compile(r"^<!-- shape-legend (?P<lang>\w+) -->$", re.M)
-HTML_LANG = {"zh": "zh-Hans"}  # the script named, as docs_hooks/languages.py does for the pages
 ALIASES = {"en": "also called", "zh": "又称"}
 HEADERS = {
     "en": ("Term", "Definition", "Symbol / in code"),
@@ -78,7 +78,7 @@ def render_table(terms: list[dict[str, Any]], lang: str) -> str:
         also = f"<br>{ALIASES[lang]}" + "、".join(aliases) if aliases else ""
         cells = (
             f'<a id="{html.escape(term["id"])}"></a>**{term["term"][lang]}**'
-            f'<br><span lang="{HTML_LANG.get(other, other)}">'
+            f'<br><span lang="{html_lang(other)}">'
             f"{html.escape(term['term'][other])}</span>{also}",
             " ".join(term["definition"][lang].split()),
             term.get("symbol") or "",

@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import html
 import re
-import subprocess
-import sys
-from functools import cache
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # MkDocs loads hooks by path
+from docs_hooks.constants import commit as _commit
+from docs_hooks.constants import page_language as _lang
 from docs_hooks.source_code import FENCE, WORDS, SourceBlock, SourceError, source_block
 
 BLOCK = re.compile(
@@ -41,21 +39,6 @@ BLOCK = re.compile(
     re.S,
 )
 FILENAME = re.compile(r'<span class="filename">[^<]*</span>')
-
-
-@cache
-def _commit(root: str) -> str:
-    """The commit the site is built from, for line links that stay right; "main" without git."""
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "main"
-
-
-def _lang(page, config) -> str:
-    return getattr(page.file, "locale", None) or config.theme["language"] or "en"
 
 
 _blocks: dict[str, list[SourceBlock]] = {}  # page -> its blocks, in order
@@ -86,7 +69,7 @@ def on_page_content(html_text: str, page, config, files) -> str:
     """Give each included block its copy text and a title linked to the source lines."""
     blocks = _blocks.pop(page.file.src_uri, [])
     repo = (config.repo_url or "").rstrip("/")
-    commit = _commit(str(Path(config.config_file_path).parent))
+    commit = _commit(Path(config.config_file_path).parent) or "main"  # links that stay right
     lang = _lang(page, config)
     found = 0
 

@@ -21,20 +21,15 @@ import re
 
 from mkdocs.exceptions import PluginError
 
+from docs_hooks.constants import CLOSING_FULL_WIDTH, HTML_LANG
+from docs_hooks.constants import page_language as _lang
+
 PERMALINK_TITLE = {"zh": "永久链接"}
-# The <html> lang attribute: zh-Hans names the script, so that browsers draw Simplified Chinese
-# glyphs (Material writes lang="zh"). The hreflang links keep the language code, zh.
-HTML_LANG = {"zh": "zh-Hans"}
-CLOSING = "。，、；：？！）」』”’"
 CODE_THEN_PUNCTUATION = re.compile(
     r"(?P<open><a [^>]*>)?<code>(?P<text>[^<]*)</code>(?P<close></a>)?"
-    rf"(?P<punct>[{re.escape(CLOSING)}]+)"
+    rf"(?P<punct>[{re.escape(CLOSING_FULL_WIDTH)}]+)"
 )
 SHORT_CODE = 16  # characters of code kept whole with the punctuation after it
-
-
-def _lang(page, config) -> str:
-    return getattr(page.file, "locale", None) or config.theme["language"] or "en"
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

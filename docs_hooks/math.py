@@ -24,13 +24,13 @@ from functools import cache
 import quickjax
 from mkdocs.exceptions import PluginError
 
+from docs_hooks.constants import CLOSING
+
 MATH = re.compile(r'<(?P<tag>span|div) class="arithmatex">(?P<tex>.*?)</(?P=tag)>', re.DOTALL)
 DELIMITERS = {"span": (r"\(", r"\)"), "div": (r"\[", r"\]")}
 ERROR = re.compile(r'data-mjx-error="(?P<why>[^"]*)"')
 UNDEFINED = re.compile(r'data-mml-node="mtext" fill="red" stroke="red" data-latex="(?P<cs>\\\w+)"')
 SVG_ID = re.compile(r"MJX-\d+-")
-# Closing punctuation, full-width and ASCII, that must not begin a line.
-CLOSING = "。，、；：？！）」』”’.,;:!?)"
 INLINE_THEN_PUNCTUATION = re.compile(
     r'(?P<math><span class="arithmatex"><svg (?:(?!</svg>).)*</svg></span>)'
     rf"(?P<punct>[{re.escape(CLOSING)}]+)",

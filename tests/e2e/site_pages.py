@@ -13,10 +13,11 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from docs_hooks.constants import LANGUAGES
+
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("E2E_SITE", ROOT / "site")).resolve()
 SCREENSHOTS = Path(os.environ.get("E2E_SCREENSHOTS", ROOT / "screenshots")).resolve()
-LANGUAGES = ("en", "zh")
 NOT_PAGES = {"assets", "search", "stylesheets", "javascripts", "figures"}
 
 
