@@ -23,12 +23,12 @@ def check_tensor(name: str, x: object, *, min_dim: int = 0, floating: bool = Tru
 
 
 def check_qkv(query: Tensor, key: Tensor, value: Tensor | None = None) -> None:
-    """Check ranks, dtypes and the E and S sizes of query, key and (optionally) value."""
+    """Check ranks, dtypes and the D and S sizes of query, key and (optionally) value."""
     check_tensor("query", query, min_dim=2)
     check_tensor("key", key, min_dim=2)
     if query.size(-1) != key.size(-1):
         raise ValueError(
-            "query and key: expected the same last dimension E, got query "
+            "query and key: expected the same last dimension D, got query "
             f"{_shape(query)} and key {_shape(key)}"
         )
     if key.dtype != query.dtype:

@@ -21,7 +21,7 @@ keeps the scores, their exp and the weights at once), so a measurement is a smal
 of this count; what must match is how it grows with n.
 
 Symbols, as on the pages: n queries, m keys (defaults to n), d_k query/key width, d_v value
-width (defaults to d_k), w window; in code L = n, S = m, E = d_k, Ev = d_v.
+width (defaults to d_k), w window; in code L = n, S = m, D = d_k, Dv = d_v.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def attention_flops(
     Args:
         n: Queries (L).
         m: Keys and values (S); defaults to ``n``.
-        d_k: Query/key width (E).
-        d_v: Value width (Ev); defaults to ``d_k``.
+        d_k: Query/key width (D).
+        d_v: Value width (Dv); defaults to ``d_k``.
         batch: N.
         heads: H.
         kind: ``"softmax"``, ``"local"`` or ``"linear"``.
@@ -117,7 +117,7 @@ def attention_flops(
 
     Examples:
         >>> from attention_ref import attention_flops
-        >>> attention_flops(8192, d_k=64, heads=4)  # 4·B·H·n²·E
+        >>> attention_flops(8192, d_k=64, heads=4)  # 4·B·H·n²·D
         68719476736
         >>> attention_flops(8192, d_k=64, heads=4) == 4 * 1 * 4 * 8192**2 * 64
         True
@@ -161,8 +161,8 @@ def attention_memory(
     Args:
         n: Queries (L).
         m: Keys and values (S); defaults to ``n``.
-        d_k: Query/key width (E).
-        d_v: Value width (Ev); defaults to ``d_k``.
+        d_k: Query/key width (D).
+        d_v: Value width (Dv); defaults to ``d_k``.
         batch: N.
         heads: H.
         kind: ``"softmax"``, ``"local"`` or ``"linear"``.

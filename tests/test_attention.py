@@ -105,7 +105,7 @@ def _qkv(L=3, S=5, E=4, Ev=2, heads=2):
         (
             {"key": torch.randn(1, 2, 5, 3)},
             ValueError,
-            r"query and key: expected the same last dimension E.*\(1, 2, 3, 4\).*\(1, 2, 5, 3\)",
+            r"query and key: expected the same last dimension D.*\(1, 2, 3, 4\).*\(1, 2, 5, 3\)",
         ),
         (
             {"value": torch.randn(1, 2, 6, 2)},
