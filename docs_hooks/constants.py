@@ -15,8 +15,8 @@ LANGUAGES = ("en", "zh")  # the default first; each page is x.md and x.zh.md
 # glyphs (Material writes lang="zh"). The hreflang links keep the language code, zh.
 HTML_LANG = {"zh": "zh-Hans"}
 # Closing punctuation that must not begin a line. All of it is kept with the formula before it
-# (docs_hooks/math.py: an inline SVG, after which the browser may break). After code, the
-# full-width marks are (docs_hooks/languages.py: Chinese pages wrapped before them); English
+# (docs_hooks/hooks/formulas.py: an inline SVG, after which the browser may break). After code, the
+# full-width marks are (docs_hooks/hooks/languages.py: Chinese pages wrapped before them); English
 # punctuation after code is left as it is, so that link text stays the name alone.
 CLOSING_FULL_WIDTH = "。，、；：？！）」』”’"
 CLOSING = CLOSING_FULL_WIDTH + ".,;:!?)"

@@ -11,7 +11,7 @@ notebook and the plain ``python`` REPL alike:
 
       # k.view(1, 3, 2, 4)  # raises RuntimeError: shape '[1, 3, 2, 4]' is invalid ...
 
-The MkDocs hook docs_hooks/examples.py puts this text into the block's ``data-copy``
+The MkDocs hook docs_hooks/hooks/doctest_blocks.py puts this text into the block's ``data-copy``
 attribute, which Material's copy button copies instead of the block's text.
 """
 

@@ -100,19 +100,3 @@ def render_shapes(rows: list[dict[str, Any]], lang: str) -> str:
             raise GlossaryError(f"shape legend: {cells[1]!r} holds a '|', which splits a cell")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def on_page_markdown(markdown: str, page, config, files) -> str:
-    """Replace the glossary markers of a page with the tables in the markers' language."""
-    try:
-        if MARKER.search(markdown):
-            terms = load_terms()
-            markdown = MARKER.sub(lambda match: render_table(terms, match["lang"]), markdown)
-        if SHAPES_MARKER.search(markdown):
-            shapes = load_shapes()
-            markdown = SHAPES_MARKER.sub(lambda m: render_shapes(shapes, m["lang"]), markdown)
-    except (GlossaryError, KeyError) as error:
-        from mkdocs.exceptions import PluginError
-
-        raise PluginError(f"{page.file.src_uri}: {error}") from error
-    return markdown

@@ -1,7 +1,7 @@
 """A page's examples to take away: its ```pycon doctests as a script and as a Jupyter notebook.
 
 Both are made from the page's Markdown alone (no site build), by the functions here; the MkDocs
-hook docs_hooks/examples.py calls the same functions and adds the results to the site as
+hook docs_hooks/hooks/doctest_blocks.py calls the same functions and adds the results to the site as
 ``downloads/<page>.<lang>.py`` and ``downloads/<page>.<lang>.ipynb``.
 
 - The **script** is every doctest block's copy (docs_hooks/doctest_copy.py), in page order, with

@@ -3,7 +3,7 @@
      in the other language. (Material's own handler looks the page up in the sitemap and, when
      that fails, e.g. for a site served on a port of its own, lands on the other home page.)
    - The head's hreflang links, hidden from Material's script while it starts (see
-     docs_hooks/i18n_fixes.py), are put back once it has.
+     docs_hooks/hooks/i18n_fixes.py), are put back once it has.
    - Search lists the pages of the reader's language first. The index holds both languages,
      and Material orders results by score alone, so "softmax" would mix both. */
 (function () {

@@ -65,7 +65,7 @@ class Page:
     @property
     def html_lang(self) -> str:
         """The ``lang`` attribute of the page's ``<html>``: ``zh-Hans`` names the script, so that
-        browsers draw Simplified Chinese glyphs (docs_hooks/languages.py)."""
+        browsers draw Simplified Chinese glyphs (docs_hooks/hooks/languages.py)."""
         return {"zh": "zh-Hans"}.get(self.lang, self.lang)
 
     @property

@@ -1,8 +1,8 @@
 """No line of a Chinese page starts with closing punctuation, on a desktop and on a phone.
 
 Chinese typesetting keeps 。，、；：？！）」』 at the end of a line. Browsers do so within text,
-but not after an inline formula (an SVG box), which docs_hooks/math.py therefore binds to the
-punctuation that follows it.
+but not after an inline formula (an SVG box), which docs_hooks/hooks/formulas.py therefore binds
+to the punctuation that follows it.
 """
 
 from __future__ import annotations

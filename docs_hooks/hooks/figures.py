@@ -44,7 +44,7 @@ PLOTS = "docs_hooks.plots"  # one module per page; every `fig_<name>(lang)` in i
 
 def collect_figures() -> dict[str, Callable[[str], Figure]]:
     """Every function ``fig_<name>`` of every module in docs_hooks/plots/, by ``<name>``."""
-    folder = Path(__file__).parent / "plots"
+    folder = Path(__file__).parents[1] / "plots"
     figures: dict[str, Callable[[str], Figure]] = {}
     for path in sorted(folder.glob("[!_]*.py")):
         module = importlib.import_module(f"{PLOTS}.{path.stem}")
