@@ -159,8 +159,20 @@ def check_attention_inputs(
         )
 
 
-def check_kv_cache(cache: object, query: Tensor, num_kv_heads: int, self_attention: bool) -> int:
-    """The position of the first new token: ``len(cache)``, or 0 without a cache."""
+def check_kv_cache(
+    cache: object,
+    positions: Tensor | None,
+    query: Tensor,
+    num_kv_heads: int,
+    rope_base: float | None,
+    self_attention: bool,
+) -> int:
+    """``len(cache)``, the first new token's position (0 without a cache), after checking the
+    cache and the rotary ``positions``: only with ``rope_base``, and those that follow the cache."""
+    if rope_base is not None and not self_attention:
+        raise ValueError("key: rope_base needs self-attention (no separate key)")
+    if positions is not None and rope_base is None:
+        raise ValueError("positions: only used with rope_base, which is None")
     if cache is None:
         return 0
     if not isinstance(cache, KVCache):
@@ -170,33 +182,18 @@ def check_kv_cache(cache: object, query: Tensor, num_kv_heads: int, self_attenti
             "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
             "keys come from the encoder's memory, which does not grow"
         )
-    if cache.key is not None and cache.key.shape[:2] != (query.size(0), num_kv_heads):
+    start, (n, length) = len(cache), query.shape[:2]
+    if cache.key is not None and cache.key.shape[:2] != (n, num_kv_heads):
         raise ValueError(
-            f"kv_cache: expected N={query.size(0)} and H_kv={num_kv_heads}, got a "
-            f"cache of shape {_shape(cache.key)}"
+            f"kv_cache: expected N={n} and H_kv={num_kv_heads}, got a cache of shape "
+            f"{_shape(cache.key)}"
         )
-    return len(cache)
-
-
-def check_positions(
-    positions: Tensor | None,
-    start: int,
-    length: int,
-    rope_base: float | None,
-    cached: bool,
-    self_attention: bool,
-) -> None:
-    """Rotary positions only in self-attention; with a cache, exactly ``start + arange(L)``."""
-    rope = rope_base is not None
-    if rope and not self_attention:
-        raise ValueError("key: rope_base needs self-attention (no separate key)")
     if positions is None:
-        return
-    if not rope:
-        raise ValueError("positions: only used with rope_base, which is None")
-    expected = torch.arange(start, start + length, device=positions.device)
-    if cached and (positions.shape[-1:] != expected.shape or not (positions == expected).all()):
+        return start
+    new = torch.arange(start, start + length, device=positions.device)  # (L,)
+    if positions.shape[-1:] != new.shape or (positions != new).any():
         raise ValueError(
             f"positions: with a cache of {start} tokens, expected positions "
             f"{start}..{start + length - 1}, got {positions.tolist()}"
         )
+    return start

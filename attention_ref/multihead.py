@@ -22,7 +22,6 @@ from ._checks import (
     check_heads,
     check_kv_cache,
     check_mask,
-    check_positions,
 )
 from ._precision import upcast
 from .attention import attention_weights
@@ -225,8 +224,8 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value  # (N, S, vdim)
         check_attention_inputs(query, key, value, (self.embed_dim, self.kdim, self.vdim))
-        start = check_kv_cache(kv_cache, query, self.num_kv_heads, self_attention)
-        check_positions(positions, start, query.size(1), self.rope_base, start > 0, self_attention)
+        rope = self.rope_base
+        start = check_kv_cache(kv_cache, positions, query, self.num_kv_heads, rope, self_attention)
         # --8<-- [start:project]
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
