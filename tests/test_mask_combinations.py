@@ -189,3 +189,21 @@ def test_tiny_decoder_left_padded_batch(chunks):
         CHUNKS[chunks],
     )
     assert_close_scaled(cached, full)
+
+
+@pytest.mark.parametrize("mask_kind", ["bool", "float", "padding"])
+def test_encoder_and_decoder_layers_apply_both(mask_kind):
+    """The 2017 layers pass a mask and is_causal to the same rule: both apply."""
+    from attention_ref import TransformerDecoderLayer, TransformerEncoderLayer
+
+    torch.manual_seed(0)
+    N, S = 3, 6
+    mask = _mask(mask_kind, N, S, seed=3)
+    x, memory = torch.randn(N, S, 8, dtype=torch.float64), torch.randn(N, 4, 8, dtype=torch.float64)
+    for norm_first in (False, True):
+        encoder = TransformerEncoderLayer(8, 2, 16, norm_first=norm_first).double().eval()
+        both = encoder(x, attn_mask=mask, is_causal=True)
+        assert_close_scaled(both, encoder(x, attn_mask=_combined(mask, S)))
+        decoder = TransformerDecoderLayer(8, 2, 16, norm_first=norm_first).double().eval()
+        both = decoder(x, memory, tgt_mask=mask, tgt_is_causal=True)
+        assert_close_scaled(both, decoder(x, memory, tgt_mask=_combined(mask, S)))
