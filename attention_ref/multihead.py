@@ -16,13 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import (
-    check_attention_inputs,
-    check_dropout,
-    check_heads,
-    check_kv_cache,
-    check_mask,
-)
+from ._checks import check_attention_inputs, check_dropout, check_heads, check_kv_cache, check_mask
 from ._precision import upcast
 from .attention import attention_weights
 from .interop import attention_from_torch
@@ -224,8 +218,9 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value  # (N, S, vdim)
         check_attention_inputs(query, key, value, (self.embed_dim, self.kdim, self.vdim))
-        rope = self.rope_base
-        start = check_kv_cache(kv_cache, positions, query, self.num_kv_heads, rope, self_attention)
+        start = check_kv_cache(  # len(kv_cache), the position of the first new token
+            kv_cache, positions, query, self.num_kv_heads, self.rope_base, self_attention
+        )
         # --8<-- [start:project]
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
