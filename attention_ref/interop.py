@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 from torch import nn
 
 __all__ = ["attention_from_torch", "layer_from_torch"]
@@ -35,30 +34,19 @@ def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
     _check_module(module, nn.MultiheadAttention)
     if module.bias_k is not None or module.add_zero_attn:
         raise ValueError("module: add_bias_kv and add_zero_attn are not supported")
-    weight = module.out_proj.weight
-    ours = cls(
-        module.embed_dim,
-        module.num_heads,
-        dropout=module.dropout,
-        bias=module.in_proj_bias is not None,
-        kdim=module.kdim,
-        vdim=module.vdim,
-        device=weight.device,
-        dtype=weight.dtype,
-    )
+    weight, bias = module.out_proj.weight, module.in_proj_bias
+    options = {"dropout": module.dropout, "kdim": module.kdim, "vdim": module.vdim}
+    factory = {"device": weight.device, "dtype": weight.dtype}
+    ours = cls(module.embed_dim, module.num_heads, bias=bias is not None, **options, **factory)
     if module._qkv_same_embed_dim:
         weights = module.in_proj_weight.chunk(3)  # (3E, E) -> W^Q, W^K, W^V, each (E, E)
     else:
         weights = (module.q_proj_weight, module.k_proj_weight, module.v_proj_weight)
-    biases = (None,) * 3 if module.in_proj_bias is None else module.in_proj_bias.chunk(3)
-    with torch.no_grad():
-        for proj, w, b in zip(
-            (ours.q_proj, ours.k_proj, ours.v_proj), weights, biases, strict=True
-        ):
-            proj.weight.copy_(w)
-            if b is not None:
-                proj.bias.copy_(b)
-    ours.out_proj.load_state_dict(module.out_proj.state_dict())
+    state = {f"{r}_proj.weight": w for r, w in zip("qkv", weights, strict=True)}
+    if bias is not None:
+        state |= {f"{r}_proj.bias": b for r, b in zip("qkv", bias.chunk(3), strict=True)}
+    state |= {f"out_proj.{name}": t for name, t in module.out_proj.state_dict().items()}
+    ours.load_state_dict(state)
     return ours
 
 
