@@ -22,7 +22,6 @@ import ast
 import doctest
 import posixpath
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +29,9 @@ import nbformat
 from nbformat import v4
 
 from docs_hooks.doctest_copy import copy_of, examples, raised
+from docs_hooks.markdown import FENCE, HEADING_ID, fence_language
+from docs_hooks.markdown import flatten as _flatten
+from docs_hooks.markdown import headings as _headings
 from docs_hooks.source_code import Include, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,12 +56,6 @@ WORDS = {
     },
 }
 
-FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
-CONTAINER = re.compile(  # !!! warning "Title", ??? note, ???+ tip "Title", === "Tab"
-    r'^(?P<indent>[ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+|===)(?:[ \t]+"(?P<title>.*)")?[ \t]*$'
-)
-HEADING_ID = re.compile(r"^#{1,6}[ \t].*\{[^}]*#(?P<id>[\w-]+)[^}]*\}[ \t]*$", re.M)
-HEADING = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<text>.*?)(?:[ \t]*\{[^}]*\})?[ \t]*$")
 SNIPPET = re.compile(r'^[ \t]*--8<--[ \t]+"(?P<path>[^"]+)"[ \t]*$')
 LINK_DEFINITION = re.compile(r"^\[(?P<id>[^\]]+)\]:[ \t]+(?P<url>\S+)", re.M)
 INLINE_LINK = re.compile(r'\]\((?P<target>[^)\s]+)(?P<title>[ \t]+"[^"]*")?\)')
@@ -92,49 +88,6 @@ class Source:
     """A ```python block that shows the package's code: the objects its include: lines name."""
 
     names: tuple[str, ...]  # MultiHeadAttention.forward, as the package's module defines it
-
-
-def fence_language(info: str) -> str:
-    """A fence's language: ``pycon title="x"`` -> pycon; ``{ .pycon .annotate }`` -> pycon."""
-    info = info.strip()
-    if info.startswith("{"):
-        found = re.search(r"\.([\w+-]+)", info)
-        return found[1].lower() if found else ""
-    return re.split(r"[\s{]", info, maxsplit=1)[0].lower()
-
-
-def _flatten(lines: list[str]) -> Iterator[tuple[int, str]]:
-    """Lines with admonitions, collapsible blocks and content tabs opened up.
-
-    A container's first line becomes its bold title (nothing for an untitled one); its
-    indented body loses the container's indentation. Yields (line number, line).
-    """
-    stack: list[int] = []  # the indentation of each open container's body
-    fence: str | None = None
-    for number, line in enumerate(lines, start=1):
-        indent = len(line) - len(line.lstrip(" "))
-        if fence is None and line.strip():
-            while stack and indent < stack[-1]:
-                stack.pop()
-        cut = stack[-1] if stack else 0
-        text = line[cut:] if line[:cut].strip() == "" else line.lstrip(" ")
-        found = FENCE.match(text)
-        if fence is not None:
-            if found and not found["info"] and found["fence"].startswith(fence):
-                fence = None
-            yield number, text
-            continue
-        if found:
-            fence = found["fence"]
-            yield number, text
-            continue
-        container = CONTAINER.match(text)
-        if container:
-            stack.append(cut + len(container["indent"]) + 4)
-            title = container["title"]
-            yield number, f"**{title}**" if title else ""
-            continue
-        yield number, text
 
 
 def _without_front_matter(markdown: str) -> str:
@@ -293,16 +246,6 @@ def _expand_snippets(markdown: str, root: Path) -> str:
         return COMMENT.sub("", (root / found["path"]).read_text(encoding="utf-8")).strip("\n")
 
     return "\n".join(include(line) for line in markdown.splitlines())
-
-
-def _headings(text: str) -> Iterator[tuple[str, re.Match[str] | None]]:
-    """Each line of some prose, with its heading match (None in code blocks and other lines)."""
-    fence = None
-    for line in text.splitlines():
-        found = FENCE.match(line)
-        if found and (fence is None or (not found["info"] and found["fence"].startswith(fence))):
-            fence = found["fence"] if fence is None else None
-        yield line, HEADING.match(line) if fence is None and not found else None
 
 
 def _clean_prose(text: str, links: _Links) -> str:

@@ -41,14 +41,11 @@ from pathlib import Path
 
 import griffe
 
+from docs_hooks.markdown import Block, code_blocks
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attention_ref"
 PARTS = ("code", "whole", "signature", "body")
-FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<body>(?:(?P=indent)include:[^\n]*\n)+)"
-    r"(?P=indent)```[ \t]*$",
-    re.M,
-)
 MARKER = re.compile(r"^\s*# --8<-- \[(?P<edge>start|end):(?P<name>[\w-]+)\]\s*$")
 TOOL_COMMENT = re.compile(
     r"[ \t]*#[ \t]*(?:fmt:[ \t]*(?:skip|off|on)|type:[ \t]*ignore\S*|noqa\S*)$"
@@ -513,11 +510,20 @@ def _note(copy: Copy, lang: str) -> str:
     return ""
 
 
+def include_blocks(markdown: str) -> list[Block]:
+    """The package-code blocks of a page, in order: ```python blocks of ``include:`` lines."""
+    return [
+        block
+        for block in code_blocks(markdown)
+        if block.language == "python"
+        and block.lines
+        and all(line.strip().startswith("include:") for line in block.lines)
+    ]
+
+
 def include_lines(markdown: str) -> list[list[str]]:
     """The ``include:`` lines of each package-code block of a page, in order."""
-    return [
-        [line.strip() for line in match["body"].splitlines()] for match in FENCE.finditer(markdown)
-    ]
+    return [[line.strip() for line in block.lines] for block in include_blocks(markdown)]
 
 
 def source_block(lines: list[str], lang: str) -> SourceBlock:

@@ -14,12 +14,12 @@ import doctest
 import io
 import re
 import tokenize
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from docs_hooks.page_examples import fence_language
+from docs_hooks.markdown import Block, heading_ids
+from docs_hooks.markdown import code_blocks as blocks
 from docs_hooks.source_code import Include, SourceError, shown
 
 pytest_plugins = ["pytester"]
@@ -27,37 +27,8 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PYTHON_LIKE = {"python", "python3", "py", "py3", "pycon", "ipython", "ipython3"}
-FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
 INCLUDE = re.compile(r"^include:\s+(?P<spec>\S.*)$")
 FIGURE = re.compile(r"\(figures/(?P<name>[\w-]+)\.(?P<lang>[a-z]{2})\.svg[)\s]")
-HEADING_ID = re.compile(r"^#{1,6} .*\{[^}]*#(?P<id>[\w-]+)[^}]*\}\s*$", re.M)
-
-
-@dataclass
-class Block:
-    """A fenced code block: the language of its info string, its lines and where it starts."""
-
-    language: str
-    info: str
-    lines: list[str]
-    line: int
-
-
-def blocks(text: str) -> list[Block]:
-    """The fenced code blocks of a Markdown text, indented ones (tabs, admonitions) included."""
-    found, opening, lines = [], None, []
-    for number, line in enumerate(text.splitlines(), start=1):
-        fence = FENCE.match(line)
-        if opening is None:
-            if fence:
-                opening, lines = (fence, number), []
-        elif fence and not fence["info"] and fence["fence"].startswith(opening[0]["fence"]):
-            info = opening[0]["info"]
-            found.append(Block(fence_language(info), info, lines, opening[1]))
-            opening = None
-        else:
-            lines.append(line[len(opening[0]["indent"]) :])
-    return found
 
 
 def pages() -> list[Path]:
@@ -104,7 +75,7 @@ def code_of(page: Path) -> dict[str, list]:
             for example in parser.get_examples("\n".join(b.lines))
         ],
         "figures": [m["name"] for m in FIGURE.finditer(text)],
-        "heading ids": HEADING_ID.findall(text),
+        "heading ids": heading_ids(text),
     }
 
 

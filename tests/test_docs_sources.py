@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from docs_hooks.markdown import heading_ids
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 TUTORIALS = (
@@ -25,7 +27,6 @@ TUTORIALS = (
 # "seed 004", "Seeds 000 and 002", "seeds 000, 002", "种子 003", "种子教程 000", "seed 003's".
 TUTORIAL_AS_SEED = re.compile(r"\bseeds?\s+0\d\d\b|种子(?:教程)?\s*0\d\d", re.IGNORECASE)
 TUTORIAL_LINK = re.compile(r"references\.md#(?P<id>[\w-]+)")
-HEADING_ID = re.compile(r"^#{1,6} .*\{[^}]*#(?P<id>[\w-]+)[^}]*\}\s*$", re.M)
 
 
 def _texts() -> list[Path]:
@@ -43,7 +44,7 @@ def test_no_tutorial_is_called_a_seed(path):
 
 @pytest.mark.parametrize("page", ["references.md", "references.zh.md"])
 def test_references_list_the_tutorials(page):
-    ids = HEADING_ID.findall((DOCS / page).read_text(encoding="utf-8"))
+    ids = heading_ids((DOCS / page).read_text(encoding="utf-8"))
     assert "source-tutorials" in ids
     assert [i for i in ids if i.startswith("tutorial-")] == list(TUTORIALS)
 
@@ -52,6 +53,6 @@ def test_references_list_the_tutorials(page):
 def test_links_to_the_references_land_on_a_heading(page):
     lang = ".zh" if page.name.endswith(".zh.md") else ""
     references = DOCS / f"references{lang}.md"
-    ids = set(HEADING_ID.findall(references.read_text(encoding="utf-8")))
+    ids = set(heading_ids(references.read_text(encoding="utf-8")))
     links = {m["id"] for m in TUTORIAL_LINK.finditer(page.read_text(encoding="utf-8"))}
     assert links <= ids, f"no such heading on {references.name}: {sorted(links - ids)}"

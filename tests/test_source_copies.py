@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from docs_hooks.source_code import FENCE, TOOL_COMMENT, Include, SourceBlock, source_block
+from docs_hooks.source_code import TOOL_COMMENT, Include, SourceBlock, include_lines, source_block
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -61,8 +61,7 @@ def _blocks() -> dict[str, Block]:
     found: dict[str, Block] = {}
     for page in sorted(DOCS.glob("*.md")):
         lang = "zh" if page.name.endswith(".zh.md") else "en"
-        for match in FENCE.finditer(page.read_text(encoding="utf-8")):
-            lines = [line.strip() for line in match["body"].splitlines()]
+        for lines in include_lines(page.read_text(encoding="utf-8")):
             includes = [Include.parse(line.split("include:", 1)[1]) for line in lines]
             key = " + ".join(f"{i.dotted} {i.part}" for i in includes)
             if key not in found:

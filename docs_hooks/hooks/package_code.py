@@ -31,7 +31,7 @@ from mkdocs.exceptions import PluginError
 
 from docs_hooks.constants import commit as _commit
 from docs_hooks.constants import page_language as _lang
-from docs_hooks.source_code import FENCE, WORDS, SourceBlock, SourceError, source_block
+from docs_hooks.source_code import WORDS, SourceBlock, SourceError, include_blocks, source_block
 
 BLOCK = re.compile(
     r'<div class="(?P<classes>[^"]*\bsource-include-(?P<n>\d+)\b[^"]*)">'
@@ -47,22 +47,24 @@ _blocks: dict[str, list[SourceBlock]] = {}  # page -> its blocks, in order
 def on_page_markdown(markdown: str, page, config, files) -> str:
     """Replace each block of ``include:`` lines with the code it names."""
     blocks: list[SourceBlock] = []
-
-    def replace(match: re.Match[str]) -> str:
-        indent = match["indent"]
-        lines = [line.strip() for line in match["body"].splitlines()]
+    lines = markdown.splitlines(keepends=True)  # the lines docs_hooks.markdown numbers
+    out: list[str] = []
+    done = 0  # lines of the page written out
+    for found in include_blocks(markdown):
+        indent = found.indent
         try:
-            block = source_block(lines, _lang(page, config))
+            block = source_block([line.strip() for line in found.lines], _lang(page, config))
         except SourceError as error:
             raise PluginError(f"includes: {page.file.src_uri}: {error}") from None
         blocks.append(block)
         code = "".join(f"{indent}{line}\n" if line else "\n" for line in block.shown.splitlines())
         fence = f'{indent}```{{.python .source-include-{len(blocks) - 1} title="{block.path}"}}'
-        return f"{fence}\n{code}{indent}```"
-
-    markdown = FENCE.sub(replace, markdown)
+        closing = lines[found.end - 1]
+        ending = closing[len(closing.rstrip("\r\n")) :]
+        out += [*lines[done : found.line - 1], f"{fence}\n{code}{indent}```{ending}"]
+        done = found.end
     _blocks[page.file.src_uri] = blocks
-    return markdown
+    return "".join([*out, *lines[done:]])
 
 
 def on_page_content(html_text: str, page, config, files) -> str:
