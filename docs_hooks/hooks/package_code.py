@@ -1,4 +1,4 @@
-"""MkDocs hook: package code on the pages, included by name, with a copy that runs on its own.
+"""MkDocs hook: package code on the pages, included by name, and what its copy button copies.
 
 A page shows package code with a ```python block whose lines each name an object, optionally
 followed by the part to show (docs_hooks/source_code.py lists the parts)::
