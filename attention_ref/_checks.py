@@ -163,21 +163,25 @@ def check_kv_cache(
     cache: object,
     positions: Tensor | None,
     query: Tensor,
+    key: Tensor | None,
     num_kv_heads: int,
     rope_base: float | None,
-    self_attention: bool,
 ) -> int:
     """``len(cache)``, the first new token's position (0 without a cache), after checking the
-    cache and the rotary ``positions``: only with ``rope_base``, and those that follow the cache."""
-    if rope_base is not None and not self_attention:
-        raise ValueError("key: rope_base needs self-attention (no separate key)")
+    cache and the rotary ``positions``: only with ``rope_base``, and those that follow the cache.
+    Self-attention is ``key`` None or ``key is query``."""
+    if rope_base is not None and key is not None and key is not query:
+        raise ValueError(
+            "key: rope_base needs self-attention (no separate key), got "
+            f"{key.size(1)} keys for {query.size(1)} queries"
+        )
     if positions is not None and rope_base is None:
         raise ValueError("positions: only used with rope_base, which is None")
     if cache is None:
         return 0
     if not isinstance(cache, KVCache):
         raise TypeError(f"kv_cache: expected a KVCache, got {type(cache).__name__}")
-    if not self_attention:
+    if key is not None and key is not query:
         raise ValueError(
             "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
             "keys come from the encoder's memory, which does not grow"

@@ -214,12 +214,11 @@ class MultiHeadAttention(nn.Module):
             ValueError: On mismatched shapes, a cache with a separate ``key``, another N
                 or H_kv, or ``positions`` other than ``len(kv_cache) + arange(L)``.
         """
-        self_attention = key is None or key is query
         key = query if key is None else key
         value = key if value is None else value  # (N, S, vdim)
         check_attention_inputs(query, key, value, (self.embed_dim, self.kdim, self.vdim))
         start = check_kv_cache(  # len(kv_cache), the position of the first new token
-            kv_cache, positions, query, self.num_kv_heads, self.rope_base, self_attention
+            kv_cache, positions, query, key, self.num_kv_heads, self.rope_base
         )
         # --8<-- [start:project]
         q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
