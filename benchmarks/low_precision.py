@@ -13,7 +13,7 @@ Each function is shown next to:
   computing without ``attention_ref._precision.upcast`` would give.
 
 ``ratio`` is attention_ref's error over PyTorch's; `BOUND` is the most it may be, checked by
-tests/test_low_precision.py and by the benchmark's targets. Not a timing: any machine gives
+tests/package/test_low_precision.py and by the benchmark's targets. Not a timing: any machine gives
 the same table.
 
 Config: causal attention over n = 1000 tokens, N = 1, H = 2, D = 32, inputs 2·randn

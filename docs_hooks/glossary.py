@@ -5,7 +5,7 @@ The glossary pages hold a line ``<!-- glossary-terms en -->`` (glossary.md) or
 each row has the term's anchor (``glossary.md#causal-mask``), the term in the page's language
 with its translation beside it, the definition in the page's language, and the symbol or code
 name, and the other names readers know (``aliases``). One data file serves both languages,
-so the two pages always list the same terms; tests/test_glossary.py checks that every term
+so the two pages always list the same terms; tests/docs/test_glossary.py checks that every term
 has both definitions and that every ``glossary.md#...`` link of the pages lands on one.
 
 The shape legend (docs/includes/shape-legend.yml: the paper's symbol, the code's letter, what it

@@ -2,7 +2,7 @@
 
 docs_hooks/translations.py puts the notice (class ``stale-translation``) under the title of a
 Chinese page whose English twin changed since the translation recorded it; a site ready to
-publish has none (tests/test_translations.py checks the same on the Markdown).
+publish has none (tests/docs/test_translations.py checks the same on the Markdown).
 """
 
 from __future__ import annotations

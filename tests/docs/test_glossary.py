@@ -21,7 +21,7 @@ from docs_hooks.glossary import (
     render_table,
 )
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LINK = re.compile(r"glossary(?:\.zh)?\.md#(?P<anchor>[\w-]+)")
 HEADING_ID = re.compile(r"\{ *#(?P<anchor>[\w-]+) *\}")

@@ -24,7 +24,7 @@ from docs_hooks.source_code import Include, SourceError, shown
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PYTHON_LIKE = {"python", "python3", "py", "py3", "pycon", "ipython", "ipython3"}
 INCLUDE = re.compile(r"^include:\s+(?P<spec>\S.*)$")

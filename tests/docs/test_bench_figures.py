@@ -14,7 +14,7 @@ import pytest
 from docs_hooks.plots import cost, decoding
 
 RESULTS = json.loads(
-    (Path(__file__).parents[1] / "docs" / "bench-results" / "cpu.json").read_text(encoding="utf-8")
+    (Path(__file__).parents[2] / "docs" / "bench-results" / "cpu.json").read_text(encoding="utf-8")
 )
 
 

@@ -36,7 +36,7 @@ import pytest
 
 from docs_hooks import doctest_copy, page_examples
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SITE = Path(os.environ.get("E2E_SITE", ROOT / "site")).resolve()
 SITE_URL = "https://attention-ref.github.io/attention-ref/"
@@ -252,7 +252,7 @@ def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     """Every script and notebook this session's tests ask for, run concurrently, once.
 
     A page's English and Chinese scripts (and notebooks) differ in their comments and prose
-    only, as tests/test_docs_code_blocks.py checks: the same code, giving the same outputs,
+    only, as tests/docs/test_docs_code_blocks.py checks: the same code, giving the same outputs,
     is run once for both.
     """
     os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")  # jupyter_core's own future default

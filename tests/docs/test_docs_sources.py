@@ -15,7 +15,7 @@ import pytest
 
 from docs_hooks.markdown import heading_ids
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TUTORIALS = (
     "tutorial-notebook",

@@ -19,7 +19,7 @@ import pytest
 
 from docs_hooks import translations
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GIT = shutil.which("git")
 NOTICE_CLASS = 'class="admonition warning stale-translation"'

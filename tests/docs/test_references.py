@@ -22,7 +22,7 @@ import pytest
 
 from docs_hooks.glossary import load_terms
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LANGS = {"en": "", "zh": ".zh"}
 
