@@ -11,7 +11,7 @@ A Chinese page ``docs/x.zh.md`` begins with front matter naming the version of i
 When the English text has another id, the translation is stale, and
 
 - the build shows, under the Chinese page's title, a notice in Chinese (an element with class
-  ``stale-translation``) linking to the English page (this module is an MkDocs hook);
+  ``stale-translation``) linking to the English page (docs_hooks/hooks/translation_notice.py);
 - ``python -m docs_hooks.translations`` (``nox -s translations``) lists the stale pages, each
   with a diff of the English since the recorded version (``git cat-file -p <id>`` gives that
   text), and exits with status 1;
@@ -166,23 +166,6 @@ def notice(page_url: str, lang: str = "zh") -> str:
     english_url = page_url.removeprefix(f"{lang}/")
     href = "../" * page_url.count("/") + english_url
     return NOTICE.format(href=href or "./")
-
-
-def on_page_markdown(markdown: str, page, config, files) -> str:
-    """A stale Chinese page gets the notice under its title, linking to the English page."""
-    src_uri = page.file.src_uri
-    if not src_uri.endswith(SUFFIX):
-        return markdown
-    english = Path(config.docs_dir) / (src_uri.removesuffix(SUFFIX) + ".md")
-    if not english.is_file():
-        return markdown
-    if recorded(page.file.content_string) == blob_id(english.read_bytes()):
-        return markdown
-    block = notice(page.url, SUFFIX.split(".")[1])
-    title = H1.search(markdown)
-    if title is None:
-        return f"{block}\n\n{markdown}"
-    return f"{markdown[: title.end()]}\n\n{block}\n\n{markdown[title.end() :].lstrip(chr(10))}"
 
 
 # --- the command line -------------------------------------------------------------------------

@@ -147,7 +147,8 @@ def test_cycle_in_a_built_site(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (tmp_path / "mkdocs.yml").write_text(
-        MKDOCS_YML.format(hook=ROOT / "docs_hooks" / "translations.py"), encoding="utf-8"
+        MKDOCS_YML.format(hook=ROOT / "docs_hooks" / "hooks" / "translation_notice.py"),
+        encoding="utf-8",
     )
     (docs / "index.md").write_text("# Home\n", encoding="utf-8")
     (docs / "index.zh.md").write_text("# 首页\n", encoding="utf-8")
