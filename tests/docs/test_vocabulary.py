@@ -22,7 +22,7 @@ import pytest
 
 from docs_hooks.glossary import SHAPE_COLUMNS, cell, load_shapes, load_terms
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 TERMS = load_terms()
 CJK = r"\u3400-\u9fff"
 CJK_OR_PUNCT = CJK + r"，。、；：？！（）"
