@@ -20,8 +20,10 @@ files (nothing here imports ``attention_ref``). What the copy button copies:
   alone with torch and numpy: the imports it needs, the package helpers it calls (recursively,
   without their docstrings), then the definitions as shown, docstrings included. Names used
   only in annotations are not dependencies (every module has ``from __future__ import
-  annotations``, which the copy keeps). Blank lines inside indented blocks go (outside
-  strings), so the program also pastes into the plain ``python`` REPL.
+  annotations``, which the copy keeps). A helper class comes with every method but the
+  classmethods that no line of the program names (see ``_definition``). Blank lines inside
+  indented blocks go (outside strings), so the program also pastes into the plain ``python``
+  REPL.
 
 Tool comments (``# fmt: skip``, ``# type: ignore[...]``, ``# noqa``) never reach a reader.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import doctest
 import io
 import re
 import sys
@@ -177,9 +180,12 @@ def _clean(lines: list[str]) -> list[str]:
     return lines
 
 
-def _segment(obj: griffe.Object, first: int, last: int, docstrings: bool) -> list[str]:
-    """File lines ``first..last`` (1-based, inclusive), with or without the docstrings."""
-    drop = set() if docstrings else _docstring_lines(*_syntax(obj))
+def _segment(
+    obj: griffe.Object, first: int, last: int, docstrings: bool, skip: set[int] | None = None
+) -> list[str]:
+    """File lines ``first..last`` (1-based, inclusive), with or without the docstrings, and
+    without the lines ``skip``."""
+    drop = (set() if docstrings else _docstring_lines(*_syntax(obj))) | (skip or set())
     return [
         line
         for number, line in enumerate(obj.module.lines[first - 1 : last], start=first)
@@ -333,15 +339,25 @@ class _Needs:
     imports: set[str] = field(default_factory=set)  # import statements
     order: list[tuple[griffe.Object, list[str]]] = field(default_factory=list)  # needs first
     seen: set[str] = field(default_factory=set)  # paths of the objects visited
+    named: frozenset[str] = frozenset()  # names the program uses: classmethods it keeps
 
 
-def _definition(obj: griffe.Object, docstrings: bool) -> list[str]:
-    """A definition as a program carries it: a shown one with its docstrings, a helper without.
+def _definition(obj: griffe.Object, docstrings: bool, named: frozenset[str] | None) -> list[str]:
+    """A definition as a program carries it: a shown one whole with its docstrings, a helper
+    without them and, for a class, without the classmethods that ``named`` does not hold.
 
-    A helper class is carried whole: its objects may reach code outside the program (the
-    ``KVCache`` that ``generate`` makes is updated by the reader's model).
+    A helper class keeps its other methods: its objects may reach code outside the program
+    (the ``KVCache`` that ``generate`` makes is updated by the reader's model), and that code
+    may call any method of an object. A classmethod is called on the class, by its name
+    (``MultiHeadAttention.from_torch(module)``, ``cls.from_torch``), so one that no line of
+    the program names is never called: ``from_torch`` and the converters it needs stay out
+    of every copy that does not convert a PyTorch module. ``named=None`` keeps them all.
     """
-    lines = _segment(obj, _first_line(obj), obj.endlineno, docstrings)
+    skip: set[int] = set()
+    for member in obj.members.values() if named is not None and obj.is_class else ():
+        if not member.is_alias and "classmethod" in member.labels and member.name not in named:
+            skip.update(range(_first_line(member), member.endlineno + 1))
+    lines = _segment(obj, _first_line(obj), obj.endlineno, docstrings, skip)
     return _repl_safe(_clean(lines))
 
 
@@ -353,7 +369,7 @@ def _collect(obj: griffe.Object, needs: _Needs, main: bool = False) -> None:
     module = obj.module
     future = _future_annotations(module)
     needs.future |= future
-    lines = _definition(obj, docstrings=main)
+    lines = _definition(obj, docstrings=main, named=None if main else needs.named)
     node = ast.parse("\n".join(lines)).body[0]
     for name in sorted(_loaded_names(node, annotations=not future)):
         member = module.members.get(name)
@@ -402,13 +418,43 @@ class Copy:
     imports: tuple[str, ...] = ()  # the import statements (``from __future__`` excluded)
 
 
-def program(tops: list[griffe.Object]) -> Copy:
-    """Imports, helpers, then the definitions ``tops`` with their docstrings: a program."""
-    mains = list({obj.path: obj for obj in tops}.values())
-    needs = _Needs()
+def _names(source: str) -> set[str]:
+    """Every name, attribute and string constant in ``source`` and in the examples of its
+    docstrings (they run against the copy): what it may call by name."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)
+            for example in doctest.DocTestParser().get_examples(node.value):
+                try:
+                    names |= _names(example.source)
+                except SyntaxError:
+                    names.update(re.findall(r"\w+", example.source))  # every word of it
+    return names
+
+
+def _needs(mains: list[griffe.Object], named: frozenset[str]) -> _Needs:
+    needs = _Needs(named=named)
     for obj in mains:
         needs.seen.discard(obj.path)  # shown here, even where an earlier one needs it
         _collect(obj, needs, main=True)
+    return needs
+
+
+def program(tops: list[griffe.Object]) -> Copy:
+    """Imports, helpers, then the definitions ``tops`` with their docstrings: a program."""
+    mains = list({obj.path: obj for obj in tops}.values())
+    named: frozenset[str] = frozenset()
+    while True:  # helpers without classmethods, until every name the program uses is kept
+        needs = _needs(mains, named)
+        used = named.union(*(_names("\n".join(lines)) for _, lines in needs.order))
+        if used == named:
+            break
+        named = used
     main_paths = {obj.path for obj in mains}
     helpers = [(obj, lines) for obj, lines in needs.order if obj.path not in main_paths]
     imports = _import_block(sorted(needs.imports))
