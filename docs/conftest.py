@@ -2,7 +2,7 @@
 
 Only ```pycon blocks are run. ```python blocks hold nothing but include lines
 (``include: attention_ref.attention.attention_weights``), whose code is the package's own and is
-tested there (tests/test_source_copies.py runs what their copy buttons copy);
+tested there (tests/docs/test_source_copies.py runs what their copy buttons copy);
 tests/docs/test_docs_code_blocks.py checks that no other code hides in a page.
 
 Each page is one namespace, run top to bottom, as a reader runs it in a fresh interpreter: a

@@ -17,7 +17,7 @@ The block shows that code; its title is the file, linked to the lines on the rep
 text) follows docs_hooks/source_code.py's contract: an excerpt (a method, part of a body) copies
 exactly what it shows, and its title says "excerpt of X" with X linked to X's whole source; a
 block of whole module-level definitions copies a program that runs by itself with only torch
-and numpy installed, and its title says what the copy adds. tests/test_source_copies.py checks
+and numpy installed, and its title says what the copy adds. tests/docs/test_source_copies.py checks
 every copy.
 """
 

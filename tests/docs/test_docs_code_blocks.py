@@ -2,7 +2,8 @@
 
 Every fenced block with a Python-like language on a page under docs/ is either
 - a ```python block of include lines only, ``include: attention_ref.masks.causal_mask [part]``
-  (docs_hooks/hooks/package_code.py shows that code; tests/test_source_copies.py runs its copy), or
+  (docs_hooks/hooks/package_code.py shows that code; tests/docs/test_source_copies.py runs its
+  copy), or
 - a ```pycon block of ``>>>`` doctests, which docs/conftest.py (Sybil) runs.
 Every page ``x.md`` has its Chinese twin ``x.zh.md``, which includes the same sections, runs the
 same doctests (comments may be translated), draws the same figures and keeps the same heading ids.

@@ -355,7 +355,7 @@ def test_built_copy_buttons_copy_the_page_copies(doc: Path) -> None:
             built,
             re.S,
         )
-        if "source-include-" not in match["cls"]  # package code: tests/test_source_copies.py
+        if "source-include-" not in match["cls"]  # package code: tests/docs/test_source_copies.py
     ]
     blocks = page_examples.doctests(doc.read_text(encoding="utf-8"))
     assert copied == [doctest_copy.runnable(block.transcript) for block in blocks]

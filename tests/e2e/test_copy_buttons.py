@@ -2,13 +2,13 @@
 clipboard of an excerpt is exactly the lines it shows; the clipboard of a block of whole
 definitions is a program that, pasted into a Python that has only torch and numpy, runs and
 passes the docstring examples of what the block shows (the same harness as
-tests/test_source_copies.py)."""
+tests/docs/test_source_copies.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests import test_source_copies as source_copies
+from tests.docs import test_source_copies as source_copies
 
 from .site_pages import pages
 from .visit import Visits

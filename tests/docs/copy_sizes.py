@@ -1,7 +1,7 @@
 """How much the copy button of each package-code block copies, measured on a built site.
 
-Usage: ``python tests/copy_sizes.py SITE_DIR`` (a folder that ``mkdocs build`` wrote). For every
-block that shows package code (``source-include-N``) on every page, both languages: the lines
+Usage: ``python tests/docs/copy_sizes.py SITE_DIR`` (a folder that ``mkdocs build`` wrote). For
+every block that shows package code (``source-include-N``) on every page, both languages: the lines
 shown, the lines its copy button copies (the ``data-copy`` of its ``<code>``), and the lines the
 copy adds. Prints the median and maximum of both, each distinct block once, and the two blocks
 the copy contract names: ``generate`` (docs/decoding.md) and the excerpt of

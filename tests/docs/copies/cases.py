@@ -1,7 +1,7 @@
 """What docstrings cannot express: a call for each private helper a page shows whole.
 
 Every public object a page shows is called through its own docstring examples, run against
-the page's copy (tests/test_source_copies.py). The private helpers below have no examples, so
+the page's copy (tests/docs/test_source_copies.py). The private helpers below have no examples, so
 each ``case_<name>(ns)`` calls the object ``<name>`` found in the namespace ``ns`` (the copy's
 globals, or attention_ref's module globals) on a small seeded input and returns tensors or plain
 values, which must be equal. This file imports only torch: it also runs where only torch and
