@@ -20,11 +20,11 @@ from docs_hooks.glossary import (
     render_shapes,
     render_table,
 )
+from docs_hooks.markdown import heading_ids
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LINK = re.compile(r"glossary(?:\.zh)?\.md#(?P<anchor>[\w-]+)")
-HEADING_ID = re.compile(r"\{ *#(?P<anchor>[\w-]+) *\}")
 TERMS = load_terms()
 SHAPES = load_shapes()
 
@@ -60,7 +60,7 @@ def test_every_glossary_link_lands_on_a_term(page):
     """``glossary.md#x`` from any page: x is a term or a heading of the glossary."""
     anchors = {term["id"] for term in TERMS}
     for glossary in ("glossary.md", "glossary.zh.md"):
-        anchors |= set(HEADING_ID.findall((DOCS / glossary).read_text(encoding="utf-8")))
+        anchors |= set(heading_ids((DOCS / glossary).read_text(encoding="utf-8")))
     text = page.read_text(encoding="utf-8")
     if page.name.startswith("glossary."):
         text += "\n".join(re.findall(r"\]\(#[\w-]+\)", text)).replace("](#", "glossary.md#")

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from docs_hooks.glossary import SHAPE_COLUMNS, cell, load_shapes, load_terms
+from docs_hooks.markdown import code_blocks
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 TERMS = load_terms()
@@ -30,7 +31,6 @@ FULL_WIDTH = r"，。、；：？！（）“”《》"
 MASK = "\u2592"  # what stands in prose for removed code and math: not a space, so that
 # "词元 `x` 与" keeps its spaces apart from the characters
 
-FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 NOT_PROSE = [
     re.compile(r"\$\$.*?\$\$", re.S),  # display math
     re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?\$"),  # inline math
@@ -153,18 +153,11 @@ def prose(text: str, fill: str = " ") -> str:
     """The page's prose: what is not code, math, a link target or markup is kept, and what is
     removed becomes ``fill`` (fenced blocks: blanks), so that every character keeps its offset
     and its line."""
-    lines, fence = [], None
-    for line in text.splitlines():
-        opening = FENCE.match(line)
-        if fence is None and opening:
-            fence = opening[1]
-            lines.append(" " * len(line))
-        elif fence is not None:
-            if opening and opening[1].startswith(fence[0]) and len(opening[1]) >= len(fence):
-                fence = None
-            lines.append(" " * len(line))
-        else:
-            lines.append(line)
+    fenced = {n for block in code_blocks(text) for n in range(block.line, block.end + 1)}
+    lines = [
+        " " * len(line) if number in fenced else line
+        for number, line in enumerate(text.splitlines(), start=1)
+    ]
     kept = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
     for pattern in NOT_PROSE:
         kept = pattern.sub(lambda m: re.sub(r"[^\n]", fill, m[0]), kept)

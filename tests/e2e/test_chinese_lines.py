@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from docs_hooks.constants import CLOSING_FULL_WIDTH
+
 from .site_pages import Page
 from .visit import DESKTOP, JS, MOBILE, Visits
 
@@ -22,6 +24,6 @@ def test_no_line_starts_with_closing_punctuation(page: Page, visits: Visits, vie
         browser_page = context.new_page()
         browser_page.goto(visits.url(page), wait_until="load")
         browser_page.evaluate("document.fonts.ready.then(() => true)")
-        assert browser_page.evaluate(JS["line_start_punctuation"]) == []
+        assert browser_page.evaluate(JS["line_start_punctuation"], CLOSING_FULL_WIDTH) == []
     finally:
         context.close()

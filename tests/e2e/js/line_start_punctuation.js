@@ -3,8 +3,8 @@
 // each such character, its rectangle is compared with the content just before it (the previous
 // character, or the last box of the previous node: a formula's SVG, inline code): a character
 // that sits lower than what precedes it starts a new line.
-() => {
-  const CLOSING = "。，、；：？！）」』"
+// CLOSING, the characters, comes from docs_hooks/constants.py (CLOSING_FULL_WIDTH).
+(CLOSING) => {
   document.querySelectorAll("details").forEach((d) => { d.open = true })
   const root = document.querySelector(".md-content article")
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
