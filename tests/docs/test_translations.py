@@ -134,7 +134,8 @@ def _build(site: Path) -> tuple[str, str]:
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", "out"],
         cwd=site,
         check=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        # the hook imports docs_hooks from the checkout, as nox's docs sessions let it
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)},
     )
     zh = (site / "out" / "zh" / "page" / "index.html").read_text(encoding="utf-8")
     en = (site / "out" / "page" / "index.html").read_text(encoding="utf-8")
