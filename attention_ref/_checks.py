@@ -167,7 +167,7 @@ def check_kv_cache(
     num_kv_heads: int,
     rope_base: float | None,
 ) -> int:
-    """``len(cache)``, the first new token's position (0 without a cache), after checking the
+    """``cache.tokens_seen``, the first new token's position (0 without one), after checking the
     cache and the rotary ``positions``: only with ``rope_base``, and those that follow the cache.
     Self-attention is ``key`` None or ``key is query``."""
     if rope_base is not None and key is not None and key is not query:
@@ -186,7 +186,7 @@ def check_kv_cache(
             "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
             "keys come from the encoder's memory, which does not grow"
         )
-    start, (n, length) = len(cache), query.shape[:2]
+    start, (n, length) = cache.tokens_seen, query.shape[:2]
     if cache.key is not None and cache.key.shape[:2] != (n, num_kv_heads):
         raise ValueError(
             f"kv_cache: expected N={n} and H_kv={num_kv_heads}, got a cache of shape "

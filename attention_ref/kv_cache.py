@@ -4,7 +4,11 @@ Generating one token at a time, a decoder's new token attends to all earlier one
 keys and values do not change (causal: an earlier token never sees a later one), so each
 layer keeps them instead of recomputing them: the next step projects only the new token.
 
-Shape legend (batch-first): N batch, H_kv key/value heads, S tokens cached, D head_dim.
+A rolling cache (``window``, StreamingLLM's ``sink_tokens``) keeps only the first tokens and
+the most recent ones, so its memory stops growing: what sliding-window attention needs.
+
+Shape legend (batch-first): N batch, H_kv key/value heads, S tokens cached, L new tokens,
+D head_dim.
 """
 
 from __future__ import annotations
@@ -15,14 +19,46 @@ from torch import Tensor
 __all__ = ["KVCache"]
 
 
+def _check_window(window: object, sink_tokens: object) -> None:
+    for name, value, minimum in (("window", window, 1), ("sink_tokens", sink_tokens, 0)):
+        if value is None and name == "window":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        if value < minimum:
+            raise ValueError(f"{name}: expected an int >= {minimum}, got {value}")
+    if window is None and sink_tokens:
+        raise ValueError(
+            f"sink_tokens: only used with a window (a rolling cache), got sink_tokens="
+            f"{sink_tokens} and window=None"
+        )
+
+
 class KVCache:
     r"""The keys and values one attention layer has seen, ``(N, H_kv, S, D)`` each.
 
     They are stored after the projections and after rotary positions, so a cached key
-    never needs rotating again. ``len(cache)`` is ``S``, the number of tokens cached,
-    which is also the position of the next token. A stack of layers needs one cache per
-    layer: in all it holds $2 \cdot \text{layers} \cdot N \cdot H_{kv} \cdot S \cdot D$
-    numbers.
+    never needs rotating again. A stack of layers needs one cache per layer: in all it
+    holds $2 \cdot \text{layers} \cdot N \cdot H_{kv} \cdot S \cdot D$ numbers.
+
+    By default the cache keeps every token: ``len(cache)`` (the entries held) equals
+    ``cache.tokens_seen`` (the tokens ever added, the position of the next token). With
+    ``window=W`` it is a rolling cache: it keeps the first ``sink_tokens`` entries (the
+    "attention sinks" of StreamingLLM) and the ``W`` most recent ones, never more than
+    ``sink_tokens + W``. A query at position ``t`` then sees the keys ``j < sink_tokens``
+    and ``t - W < j <= t``, as [`sliding_window_mask`][attention_ref.sliding_window_mask]
+    with ``sink_tokens`` allows; ``visible`` gives that mask for the keys the last
+    ``update`` returned, whose positions are ``cache.positions``.
+
+    Args:
+        window: W, how many recent tokens to keep (each query counts itself); ``None``
+            keeps every token.
+        sink_tokens: How many first tokens to keep as well; only with ``window``.
+
+    Raises:
+        ValueError: On ``window`` below 1, ``sink_tokens`` below 0, or ``sink_tokens``
+            without ``window``.
+        TypeError: On a non-int ``window`` or ``sink_tokens``.
 
     Examples:
         >>> import torch
@@ -34,11 +70,34 @@ class KVCache:
         >>> k, v = cache.update(torch.ones(1, 2, 1, 4), torch.zeros(1, 2, 1, 4))
         >>> len(cache), tuple(k.shape)  # 3 tokens, then 1 more
         (4, (1, 2, 4, 4))
+
+        A rolling cache with one sink token and a window of 2:
+
+        >>> cache = KVCache(window=2, sink_tokens=1)
+        >>> k, v = cache.update(torch.ones(1, 1, 4, 2), torch.ones(1, 1, 4, 2))  # a prompt
+        >>> cache.positions  # the keys returned: all four, before trimming
+        tensor([0, 1, 2, 3])
+        >>> cache.visible(torch.arange(4)).int()  # which key each new query may see
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [1, 1, 1, 0],
+                [1, 0, 1, 1]], dtype=torch.int32)
+        >>> len(cache), cache.tokens_seen  # holds tokens 0, 2 and 3
+        (3, 4)
+        >>> k, v = cache.update(torch.ones(1, 1, 1, 2), torch.ones(1, 1, 1, 2))  # token 4
+        >>> cache.positions, cache.visible(torch.tensor([4])).int()
+        (tensor([0, 2, 3, 4]), tensor([[1, 0, 1, 1]], dtype=torch.int32))
+        >>> len(cache), cache.tokens_seen
+        (3, 5)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, window: int | None = None, sink_tokens: int = 0) -> None:
+        _check_window(window, sink_tokens)
+        self.window, self.sink_tokens = window, sink_tokens
         self.key: Tensor | None = None  # (N, H_kv, S, D)
         self.value: Tensor | None = None  # (N, H_kv, S, D)
+        self.tokens_seen = 0  # tokens ever added: the position of the next one
+        self.positions = torch.zeros(0, dtype=torch.long)  # (S,): keys the last update returned
 
     def __len__(self) -> int:
         return 0 if self.key is None else self.key.size(2)
@@ -46,8 +105,13 @@ class KVCache:
     def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new tokens' ``key`` and ``value``, ``(N, H_kv, L, D)``.
 
+        With a ``window``, the cache trims itself to its first ``sink_tokens`` and last
+        ``window`` entries *after* returning: the new queries attend over the held keys and
+        all ``L`` new ones, under ``visible``'s rule.
+
         Returns:
-            The whole cache, ``(N, H_kv, S + L, D)`` each.
+            The held tokens, then the new ones: ``(N, H_kv, S + L, D)`` each, at the
+            positions ``cache.positions``.
 
         Raises:
             ValueError: If the batch size, head count or head width differs from the
@@ -61,6 +125,10 @@ class KVCache:
                 f"(N, H_kv, D) = {(self.key.size(0), self.key.size(1), self.key.size(3))}, "
                 f"got {(key.size(0), key.size(1), key.size(3))}"
             )
+        held = self._held_positions().to(key.device)  # (S,)
+        new = torch.arange(self.tokens_seen, self.tokens_seen + key.size(2), device=key.device)
+        self.positions = torch.cat([held, new])  # (S + L,)
+        self.tokens_seen += key.size(2)
         # --8<-- [start:append]
         if self.key is None or self.value is None:  # the first tokens
             self.key, self.value = key, value
@@ -68,4 +136,40 @@ class KVCache:
             self.key = torch.cat([self.key, key], dim=2)  # (N, H_kv, S + L, D)
             self.value = torch.cat([self.value, value], dim=2)  # (N, H_kv, S + L, D)
         # --8<-- [end:append]
-        return self.key, self.value
+        key, value = self.key, self.value
+        if self.window is not None and len(self) > self.sink_tokens + self.window:
+            keep = torch.cat(  # the first sink_tokens entries and the last window
+                [torch.arange(self.sink_tokens), torch.arange(-self.window, 0) + len(self)]
+            ).to(key.device)
+            self.key, self.value = key[:, :, keep], value[:, :, keep]  # (N, H_kv, s + W, D)
+        return key, value
+
+    def _held_positions(self) -> Tensor:
+        """The positions of the entries held now: ``(len(cache),)``."""
+        held = torch.arange(self.tokens_seen)
+        if self.window is None or self.tokens_seen <= self.sink_tokens + self.window:
+            return held
+        return torch.cat([held[: self.sink_tokens], held[-self.window :]])
+
+    def visible(self, query_positions: Tensor) -> Tensor:
+        """Which of the keys the last ``update`` returned each query may see.
+
+        Key ``j`` (its position in ``cache.positions``) is visible to the query at position
+        ``t`` when ``j <= t`` (causal) and, with a ``window`` ``W``, also ``j <
+        sink_tokens`` or ``t - j < W``. Without a window this is the bottom-right-aligned
+        causal mask.
+
+        Args:
+            query_positions: ``(..., L)`` absolute positions, usually those of the new
+                tokens, ``cache.positions[-L:]``.
+
+        Returns:
+            A bool tensor ``(..., L, S)``, True where the query may attend (SDPA's
+            convention).
+        """
+        keys = self.positions.to(query_positions.device)  # (S,)
+        distance = query_positions[..., :, None] - keys  # (..., L, S): t - j
+        allowed = distance >= 0  # causal
+        if self.window is not None:
+            allowed &= (keys < self.sink_tokens) | (distance < self.window)
+        return allowed

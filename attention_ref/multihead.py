@@ -40,26 +40,30 @@ def _merge_heads(x: Tensor) -> Tensor:
 
 
 def _with_causal(
-    attn_mask: Tensor | None, is_causal: bool, q: Tensor, k: Tensor, bottom_right: bool
+    attn_mask: Tensor | None, is_causal: bool, q: Tensor, k: Tensor, kv_cache: KVCache | None
 ) -> tuple[Tensor | None, bool]:
     """The caller's mask AND the causal one, as one ``attn_mask`` ``(N, H, L, S)``-broadcastable.
 
-    Without a mask and top-left-aligned, ``is_causal`` stays as it is (kernels have a fast
-    path for it). Otherwise the causal triangle (aligned to the bottom-right corner with a
-    cache) is combined with ``attn_mask``: AND for a boolean mask, -inf where it hides for a
-    floating one.
+    Without a mask or a cache, ``is_causal`` stays as it is (kernels have a fast path for
+    it). Otherwise the causal triangle (aligned to the bottom-right corner with a cache;
+    a rolling cache's own ``visible`` mask, causal and windowed, always) is combined with
+    ``attn_mask``: AND for a boolean mask, -inf where it hides for a floating one.
     """
-    if not is_causal or (attn_mask is None and not bottom_right):
+    rolling = kv_cache is not None and kv_cache.window is not None
+    if not rolling and (not is_causal or (attn_mask is None and kv_cache is None)):
         return attn_mask, is_causal
     L, S = q.size(-2), k.size(-2)
-    align = "bottom_right" if bottom_right else "top_left"
-    causal = causal_mask(L, S, align=align, device=q.device)  # (L, S)
+    if kv_cache is not None and rolling:  # the keys it keeps, and the window
+        allowed = kv_cache.visible(kv_cache.positions[-L:])  # (L, S)
+    else:
+        align = "top_left" if kv_cache is None else "bottom_right"
+        allowed = causal_mask(L, S, align=align, device=q.device)  # (L, S)
     if attn_mask is None:
-        return causal, False
+        return allowed, False
     check_mask(attn_mask, torch.Size((q.size(0), q.size(1), L, S)))
     if attn_mask.dtype == torch.bool:
-        return attn_mask & causal, False  # (N, H, L, S) or broadcastable
-    return torch.where(causal, attn_mask, float("-inf")), False  # added to the scores
+        return attn_mask & allowed, False  # (N, H, L, S) or broadcastable
+    return torch.where(allowed, attn_mask, float("-inf")), False  # added to the scores
 
 
 def _rope(
@@ -200,11 +204,13 @@ class MultiHeadAttention(nn.Module):
                 (as torch 2.13's SDPA does): a key is seen only where both allow it.
             need_weights: Also return the attention weights (default ``attention_fn`` only).
             positions: With ``rope_base``: the query positions, ``(L,)`` or ``(N, L)``,
-                default ``arange(L)``, or ``len(kv_cache) + arange(L)`` with a cache; the
-                keys, the same tokens, get the same positions.
+                default ``arange(L)``, or ``kv_cache.tokens_seen + arange(L)`` with a
+                cache; the keys, the same tokens, get the same positions.
             kv_cache: Self-attention only: the keys and values of the earlier tokens. The
                 new ones (after rotary positions) are appended to it, and the queries
-                attend to the whole cache, ``S = len(kv_cache)`` after the update.
+                attend to the held and the new keys, ``S = len(kv_cache) + L``. A rolling
+                cache (``KVCache(window=...)``) also applies its ``visible`` mask, causal
+                and windowed, whatever ``is_causal`` says.
 
         Returns:
             ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
@@ -212,12 +218,12 @@ class MultiHeadAttention(nn.Module):
 
         Raises:
             ValueError: On mismatched shapes, a cache with a separate ``key``, another N
-                or H_kv, or ``positions`` other than ``len(kv_cache) + arange(L)``.
+                or H_kv, or ``positions`` other than ``kv_cache.tokens_seen + arange(L)``.
         """
         key = query if key is None else key
         value = key if value is None else value  # (N, S, vdim)
         check_attention_inputs(query, key, value, (self.embed_dim, self.kdim, self.vdim))
-        start = check_kv_cache(  # len(kv_cache), the position of the first new token
+        start = check_kv_cache(  # kv_cache.tokens_seen, the position of the first new token
             kv_cache, positions, query, key, self.num_kv_heads, self.rope_base
         )
         # --8<-- [start:project]
@@ -231,7 +237,7 @@ class MultiHeadAttention(nn.Module):
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
         # causal with a cache: bottom-right, new query i sees the cache and new keys 0..i
-        attn_mask, is_causal = _with_causal(attn_mask, is_causal, q, k, kv_cache is not None)
+        attn_mask, is_causal = _with_causal(attn_mask, is_causal, q, k, kv_cache)
         # --8<-- [end:cache]
         # --8<-- [start:attend]
         heads, weights = self._attend(q, k, v, attn_mask, is_causal)  # (N, H, L, D)
