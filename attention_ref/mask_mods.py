@@ -1,0 +1,506 @@
+"""Masks as functions of indices: ``mask_mod(b, h, q_idx, kv_idx) -> bool``, True = may attend.
+
+This is how PyTorch's FlexAttention (``torch.nn.attention.flex_attention``) and Hugging Face's
+``masking_utils`` describe a mask: not as an (L, S) tensor but as a rule that says, for batch
+``b``, head ``h``, query ``q_idx`` and key ``kv_idx``, whether the query may attend to the key.
+Each function here returns such a rule. The rules use tensor operations only (no Python ``if``
+on a value, no ``.item()``), so they work on index tensors of any broadcastable shape and
+PyTorch's own ``create_mask``, ``create_block_mask`` and ``flex_attention`` accept them unchanged.
+
+A rule sees indices only, so it is aligned top-left: query 0 is position 0. For queries that
+come after cached keys, ``create_mask(..., q_offset=...)`` passes ``q_idx + q_offset``.
+
+- masks: ``causal``, ``sliding_window``, ``prefix_lm``, ``document``, ``chunked``,
+  ``dilated_sliding_window``, ``padding``;
+- combinators: ``and_masks``, ``or_masks``, ``not_mask``;
+- ``create_mask``: the rule as a bool (N, H, L, S) tensor;
+- ``block_sparsity``: how many (block_size × block_size) tiles the rule leaves empty;
+- from ``attention_ref.flex``: the score functions ``alibi``, ``softcap``, ``relative_bias``
+  and ``flex_reference``, FlexAttention's semantics in plain PyTorch.
+
+Shape legend: N batch, H heads, L query length, S key length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ._checks import check_block_size, check_positive_int
+from ._mods import MaskMod, check_callable, mask_values
+from .flex import alibi, flex_reference, relative_bias, softcap
+
+__all__ = [
+    "alibi",
+    "and_masks",
+    "block_sparsity",
+    "causal",
+    "chunked",
+    "create_mask",
+    "dilated_sliding_window",
+    "document",
+    "flex_reference",
+    "not_mask",
+    "or_masks",
+    "padding",
+    "prefix_lm",
+    "relative_bias",
+    "sliding_window",
+    "softcap",
+]
+
+
+def _int_tensor(name: str, values: Tensor | Sequence[int], dims: tuple[int, ...]) -> Tensor:
+    """``values`` as an integer tensor with one of ``dims`` dimensions and no negative entry."""
+    values = torch.as_tensor(values)
+    if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
+        raise TypeError(f"{name}: expected an integer tensor, got dtype {values.dtype}")
+    if values.dim() not in dims:
+        wanted = " or ".join(f"{d}-D" for d in dims)
+        raise ValueError(f"{name}: expected a {wanted} tensor, got shape {tuple(values.shape)}")
+    if values.numel() and bool((values < 0).any()):
+        raise ValueError(f"{name}: expected non-negative values, got {values.tolist()}")
+    return values
+
+
+def causal() -> MaskMod:
+    """Causal attention: query ``q`` may attend to the keys up to its own position, ``kv <= q``.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Examples:
+        >>> from attention_ref.mask_mods import causal, create_mask
+        >>> create_mask(causal(), 1, 1, 3, 4)[0, 0].int()
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [1, 1, 1, 0]], dtype=torch.int32)
+    """
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        return q_idx >= kv_idx
+
+    return mask_mod
+
+
+def sliding_window(window: int) -> MaskMod:
+    """Causal local attention: query ``q`` sees key ``kv`` when ``0 <= q - kv < window``.
+
+    The same rule as [`sliding_window_mask`][attention_ref.sliding_window_mask]: the query
+    itself and the ``window - 1`` keys before it.
+
+    Args:
+        window: How many keys a query sees at most; at least 1.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If ``window`` is not an int.
+        ValueError: If ``window`` is below 1.
+
+    Examples:
+        >>> from attention_ref.mask_mods import create_mask, sliding_window
+        >>> create_mask(sliding_window(2), 1, 1, 4, 4)[0, 0].int()
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [0, 1, 1, 0],
+                [0, 0, 1, 1]], dtype=torch.int32)
+    """
+    window = check_positive_int("window", window, "length")
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        distance = q_idx - kv_idx  # how far back the key is
+        return (distance >= 0) & (distance < window)
+
+    return mask_mod
+
+
+def prefix_lm(prefix_length: int | Tensor) -> MaskMod:
+    """Prefix language model: every query sees the first ``prefix_length`` keys, then causal.
+
+    The prefix (a prompt, an image's tokens) is read in both directions; what follows is
+    generated left to right: query ``q`` sees key ``kv`` when ``kv < prefix_length`` or
+    ``kv <= q``.
+
+    Args:
+        prefix_length: One length for the whole batch (an int >= 0), or one per sequence,
+            an integer tensor ``(N,)``.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If ``prefix_length`` is neither an int nor an integer tensor.
+        ValueError: If it is negative or a tensor that is not 1-D.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref.mask_mods import create_mask, prefix_lm
+        >>> create_mask(prefix_lm(2), 1, 1, 4, 4)[0, 0].int()
+        tensor([[1, 1, 0, 0],
+                [1, 1, 0, 0],
+                [1, 1, 1, 0],
+                [1, 1, 1, 1]], dtype=torch.int32)
+        >>> create_mask(prefix_lm(torch.tensor([0, 3])), 2, 1, 3, 3)[:, 0].int()
+        tensor([[[1, 0, 0],
+                 [1, 1, 0],
+                 [1, 1, 1]],
+        <BLANKLINE>
+                [[1, 1, 1],
+                 [1, 1, 1],
+                 [1, 1, 1]]], dtype=torch.int32)
+    """
+    if isinstance(prefix_length, Tensor):
+        lengths = _int_tensor("prefix_length", prefix_length, dims=(1,))
+
+        def prefix(b: Tensor) -> Tensor:
+            return lengths[b]  # one length per sequence
+
+    else:
+        length = check_positive_int("prefix_length", prefix_length, "length", minimum=0)
+
+        def prefix(b: Tensor) -> Tensor:
+            return torch.full_like(b, length)
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        return (kv_idx < prefix(b)) | (q_idx >= kv_idx)
+
+    return mask_mod
+
+
+def document(document_ids: Tensor | Sequence[int]) -> MaskMod:
+    """Packed sequences: a query attends only to the keys of its own document.
+
+    Several documents are packed into one sequence, and ``document_ids[kv]`` says which
+    document position ``kv`` belongs to. The rule is bidirectional; a decoder combines it with
+    causality, ``and_masks(causal(), document(ids))``, as Hugging Face combines its
+    ``packed_sequence_mask_function`` with the causal one. Query ``q`` is looked up at
+    position ``q`` of the same ids, so the queries must be positions of the packed sequence.
+
+    Args:
+        document_ids: The document of each position, an integer tensor ``(S,)`` for the whole
+            batch or ``(N, S)`` for one packing per sequence.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If ``document_ids`` is not an integer tensor.
+        ValueError: If it is not 1-D or 2-D, or has a negative id.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref.mask_mods import and_masks, causal, create_mask, document
+        >>> ids = torch.tensor([0, 0, 1, 1, 1])  # two documents, of 2 and 3 tokens
+        >>> create_mask(and_masks(causal(), document(ids)), 1, 1, 5, 5)[0, 0].int()
+        tensor([[1, 0, 0, 0, 0],
+                [1, 1, 0, 0, 0],
+                [0, 0, 1, 0, 0],
+                [0, 0, 1, 1, 0],
+                [0, 0, 1, 1, 1]], dtype=torch.int32)
+    """
+    ids = _int_tensor("document_ids", document_ids, dims=(1, 2))
+    if ids.dim() == 1:
+
+        def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+            return ids[q_idx] == ids[kv_idx]  # one packing for every sequence
+
+    else:
+
+        def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+            return ids[b, q_idx] == ids[b, kv_idx]  # sequence b's packing
+
+    return mask_mod
+
+
+def chunked(chunk_size: int) -> MaskMod:
+    """Chunked attention (Llama 4): causal inside fixed chunks of ``chunk_size`` positions.
+
+    The sequence is cut into chunks ``0..c-1``, ``c..2c-1``, ...; a query sees the keys of its
+    own chunk up to itself: ``q // c == kv // c`` and ``kv <= q``. Unlike a sliding window,
+    the first query of each chunk sees only itself.
+
+    Args:
+        chunk_size: c, the positions per chunk; at least 1.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If ``chunk_size`` is not an int.
+        ValueError: If ``chunk_size`` is below 1.
+
+    Examples:
+        >>> from attention_ref.mask_mods import chunked, create_mask
+        >>> create_mask(chunked(2), 1, 1, 4, 4)[0, 0].int()
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [0, 0, 1, 0],
+                [0, 0, 1, 1]], dtype=torch.int32)
+    """
+    chunk_size = check_positive_int("chunk_size", chunk_size, "size")
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        same_chunk = q_idx // chunk_size == kv_idx // chunk_size
+        return same_chunk & (q_idx >= kv_idx)
+
+    return mask_mod
+
+
+def dilated_sliding_window(window: int, dilation: int) -> MaskMod:
+    """A causal window of ``window`` keys spaced ``dilation`` apart.
+
+    Query ``q`` sees key ``kv`` when ``d = q - kv`` satisfies ``d >= 0``,
+    ``d % dilation == 0`` and ``d // dilation < window``: itself, ``q - dilation``, ...,
+    ``q - (window - 1) · dilation``. With ``dilation=1`` it is ``sliding_window(window)``.
+
+    Args:
+        window: How many keys a query sees at most; at least 1.
+        dilation: The step between them; at least 1.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If ``window`` or ``dilation`` is not an int.
+        ValueError: If one of them is below 1.
+
+    Examples:
+        >>> from attention_ref.mask_mods import create_mask, dilated_sliding_window
+        >>> create_mask(dilated_sliding_window(2, dilation=2), 1, 1, 5, 5)[0, 0].int()
+        tensor([[1, 0, 0, 0, 0],
+                [0, 1, 0, 0, 0],
+                [1, 0, 1, 0, 0],
+                [0, 1, 0, 1, 0],
+                [0, 0, 1, 0, 1]], dtype=torch.int32)
+    """
+    window = check_positive_int("window", window, "length")
+    dilation = check_positive_int("dilation", dilation, "step")
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        distance = q_idx - kv_idx
+        on_grid = distance % dilation == 0
+        return (distance >= 0) & on_grid & (distance // dilation < window)
+
+    return mask_mod
+
+
+def padding(lengths: Tensor | Sequence[int]) -> MaskMod:
+    """Right padding: the keys at or past each sequence's length are masked, ``kv < lengths[b]``.
+
+    The function of [`padding_mask`][attention_ref.padding_mask]. A query that is itself
+    padding still sees the real keys; its output is ignored downstream.
+
+    Args:
+        lengths: ``(N,)``, the true length of each sequence (an integer tensor or a list).
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If ``lengths`` is not an integer tensor or list of ints.
+        ValueError: If it is not 1-D or has a negative length.
+
+    Examples:
+        >>> from attention_ref.mask_mods import create_mask, padding
+        >>> create_mask(padding([3, 1]), 2, 1, 1, 4)[:, 0, 0].int()
+        tensor([[1, 1, 1, 0],
+                [1, 0, 0, 0]], dtype=torch.int32)
+    """
+    lengths = _int_tensor("lengths", lengths, dims=(1,))
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        return kv_idx < lengths[b]
+
+    return mask_mod
+
+
+def _check_mods(mods: tuple[MaskMod, ...]) -> None:
+    for i, mod in enumerate(mods):
+        check_callable(f"mods[{i}]", mod)
+
+
+def and_masks(*mods: MaskMod) -> MaskMod:
+    """Attend where **every** rule allows it (the intersection); no rule allows everything.
+
+    Args:
+        *mods: ``mask_mod`` functions.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If one of ``mods`` is not a function.
+
+    Examples:
+        >>> from attention_ref.mask_mods import and_masks, causal, create_mask, padding
+        >>> create_mask(and_masks(causal(), padding([2])), 1, 1, 3, 3)[0, 0].int()
+        tensor([[1, 0, 0],
+                [1, 1, 0],
+                [1, 1, 0]], dtype=torch.int32)
+    """
+    _check_mods(mods)
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        allowed = torch.ones((), dtype=torch.bool, device=q_idx.device)
+        for mod in mods:
+            allowed = allowed & mod(b, h, q_idx, kv_idx)
+        return allowed
+
+    return mask_mod
+
+
+def or_masks(*mods: MaskMod) -> MaskMod:
+    """Attend where **any** rule allows it (the union); no rule allows nothing.
+
+    Args:
+        *mods: ``mask_mod`` functions.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If one of ``mods`` is not a function.
+
+    Examples:
+        >>> from attention_ref.mask_mods import create_mask, or_masks, sliding_window
+        >>> def first_key(b, h, q_idx, kv_idx):  # every query also sees key 0
+        ...     return kv_idx == 0
+        >>> create_mask(or_masks(sliding_window(2), first_key), 1, 1, 4, 4)[0, 0].int()
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [1, 1, 1, 0],
+                [1, 0, 1, 1]], dtype=torch.int32)
+    """
+    _check_mods(mods)
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        allowed = torch.zeros((), dtype=torch.bool, device=q_idx.device)
+        for mod in mods:
+            allowed = allowed | mod(b, h, q_idx, kv_idx)
+        return allowed
+
+    return mask_mod
+
+
+def not_mask(mod: MaskMod) -> MaskMod:
+    """Attend where the rule does **not** allow it (the complement).
+
+    Args:
+        mod: A ``mask_mod`` function.
+
+    Returns:
+        A ``mask_mod(b, h, q_idx, kv_idx)``.
+
+    Raises:
+        TypeError: If ``mod`` is not a function.
+
+    Examples:
+        >>> from attention_ref.mask_mods import causal, create_mask, not_mask
+        >>> create_mask(not_mask(causal()), 1, 1, 3, 3)[0, 0].int()  # strictly the future
+        tensor([[0, 1, 1],
+                [0, 0, 1],
+                [0, 0, 0]], dtype=torch.int32)
+    """
+    check_callable("mod", mod)
+
+    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        return ~mod(b, h, q_idx, kv_idx)
+
+    return mask_mod
+
+
+def create_mask(
+    mask_mod: MaskMod,
+    N: int,
+    H: int,
+    L: int,
+    S: int,
+    *,
+    q_offset: int = 0,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """The rule as a tensor: ``mask_mod`` called once on index tensors that broadcast.
+
+    ``mask_mod(b, h, q_idx, kv_idx)`` gets ``b`` of shape (N, 1, 1, 1), ``h`` (1, H, 1, 1),
+    ``q_idx`` (1, 1, L, 1) and ``kv_idx`` (1, 1, 1, S): no loop over positions, no ``vmap``.
+    The query indices start at ``q_offset``: ``L`` new queries after ``q_offset`` cached keys
+    pass ``q_offset=S - L``, as Hugging Face's ``add_offsets_to_mask_function`` does.
+
+    Args:
+        mask_mod: The rule, ``mask_mod(b, h, q_idx, kv_idx) -> bool``.
+        N: The batch size.
+        H: The number of (query) heads.
+        L: The number of queries.
+        S: The number of keys.
+        q_offset: The position of the first query; >= 0.
+        device: Where to create the indices (and so the mask).
+
+    Returns:
+        A bool tensor ``(N, H, L, S)``, True where attention is allowed: SDPA's convention.
+
+    Raises:
+        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor.
+        ValueError: If a size is below 1, ``q_offset`` is negative, or the result does not
+            broadcast to (N, H, L, S).
+
+    Examples:
+        >>> from attention_ref.mask_mods import causal, create_mask
+        >>> create_mask(causal(), 1, 1, 2, 4, q_offset=2)[0, 0].int()  # 2 new after 2 cached
+        tensor([[1, 1, 1, 0],
+                [1, 1, 1, 1]], dtype=torch.int32)
+    """
+    shape = (
+        check_positive_int("N", N, "size"),
+        check_positive_int("H", H, "number of heads"),
+        check_positive_int("L", L, "length"),
+        check_positive_int("S", S, "length"),
+    )
+    q_offset = check_positive_int("q_offset", q_offset, "position", minimum=0)
+    allowed = mask_values(mask_mod, shape, q_offset, device)  # broadcasts to (N, H, L, S)
+    return allowed.expand(shape).contiguous()  # (N, H, L, S)
+
+
+def block_sparsity(
+    mask_mod: MaskMod, N: int, H: int, L: int, S: int, *, block_size: int | tuple[int, int] = 128
+) -> float:
+    """The percentage of ``(block_size × block_size)`` tiles that the mask leaves empty.
+
+    The scores are cut into ``ceil(L / b)`` by ``ceil(S / b)`` tiles per batch and head (the
+    last ones partial); a tile where the rule allows nothing need not be computed at all.
+    This is what ``BlockMask.sparsity()`` of PyTorch's ``create_block_mask`` reports when
+    ``L`` and ``S`` are multiples of the block size. Otherwise PyTorch divides the area of
+    whole tiles by ``N·H·L·S`` and can report a negative percentage.
+
+    Args:
+        mask_mod: The rule, ``mask_mod(b, h, q_idx, kv_idx) -> bool``.
+        N: The batch size.
+        H: The number of heads.
+        L: The number of queries.
+        S: The number of keys.
+        block_size: b, the tile's side, or a pair ``(b_q, b_k)``.
+
+    Returns:
+        A float from 0 (every tile computed) to 100 (none).
+
+    Raises:
+        TypeError: If ``mask_mod`` is not a function or ``block_size`` not an int or pair.
+        ValueError: If a size or block size is below 1.
+
+    Examples:
+        >>> from attention_ref.mask_mods import block_sparsity, causal
+        >>> block_sparsity(causal(), 1, 1, 256, 256)  # 1 of the 2 × 2 tiles is empty
+        25.0
+        >>> block_sparsity(causal(), 1, 1, 100, 100)  # one partial tile, computed
+        0.0
+    """
+    b_q, b_k = check_block_size(block_size)
+    mask = create_mask(mask_mod, N, H, L, S)  # (N, H, L, S)
+    rows, cols = -(-L // b_q), -(-S // b_k)  # tiles per column and per row, the last partial
+    padded = F.pad(mask, (0, cols * b_k - S, 0, rows * b_q - L))  # False outside the scores
+    tiles = padded.view(N, H, rows, b_q, cols, b_k).any(dim=5).any(dim=3)  # (N, H, rows, cols)
+    return 100.0 * (1.0 - tiles.sum().item() / tiles.numel())
