@@ -16,6 +16,7 @@ from .kv_cache import KVCache
 from .linear import linear_attention, linear_attention_weights
 from .local import sliding_window_attention
 from .mask_conventions import from_sdpa_mask, to_additive_mask, to_sdpa_mask
+from .mask_mods import block_sparsity, create_mask, flex_reference
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm, RMSNorm
@@ -37,8 +38,11 @@ __all__ = [
     "attention_flops",
     "attention_memory",
     "attention_weights",
+    "block_sparsity",
     "causal_mask",
     "chunked_attention",
+    "create_mask",
+    "flex_reference",
     "from_sdpa_mask",
     "generate",
     "kv_cache_numel",
