@@ -13,6 +13,7 @@ from .decoder_block import DecoderBlock
 from .decoding import TinyDecoder, generate
 from .encoder import TransformerEncoderLayer
 from .kv_cache import KVCache
+from .latent import MultiHeadLatentAttention
 from .linear import linear_attention, linear_attention_weights
 from .local import sliding_window_attention
 from .mask_conventions import from_sdpa_mask, to_additive_mask, to_sdpa_mask
@@ -29,6 +30,7 @@ __all__ = [
     "KVCache",
     "LayerNorm",
     "MultiHeadAttention",
+    "MultiHeadLatentAttention",
     "RMSNorm",
     "TinyDecoder",
     "TransformerDecoderLayer",
