@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -91,6 +94,40 @@ def check_mask(attn_mask: Tensor, scores_shape: torch.Size) -> None:
         raise ValueError(
             f"attn_mask: expected a shape broadcastable to {tuple(scores_shape)}, "
             f"got {_shape(attn_mask)}"
+        )
+
+
+def check_sinks(sinks: Tensor, scores_shape: torch.Size) -> None:
+    """Sink logits must be floating and broadcast, one per head, to the scores' ``(..., H)``."""
+    check_tensor("sinks", sinks)
+    try:
+        broadcast = torch.broadcast_shapes((*sinks.shape, 1, 1), scores_shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != scores_shape:
+        raise ValueError(
+            f"sinks: expected one logit per head, a shape broadcastable to "
+            f"{tuple(scores_shape[:-2])} (the scores {tuple(scores_shape)} without L and S), "
+            f"got {_shape(sinks)}"
+        )
+
+
+def check_attention_fn_sinks(attention_fn: Callable[..., Tensor] | None, sinks: bool) -> None:
+    """With ``sinks=True``, a custom ``attention_fn`` must take ``sinks=`` (or ``**kwargs``)."""
+    if attention_fn is None or not sinks:
+        return
+    try:
+        params = inspect.signature(attention_fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature, e.g. torch's SDPA
+        params = None
+    name = getattr(attention_fn, "__name__", type(attention_fn).__name__)
+    if params is None or not any(
+        p.name == "sinks" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params
+    ):
+        got = "has no signature to read" if params is None else "takes no sinks argument"
+        raise ValueError(
+            f"attention_fn: sinks=True passes sinks= to the attention function, but {name} "
+            f"{got} (wrap it in a function that takes sinks, or use the default)"
         )
 
 

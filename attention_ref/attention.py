@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ._checks import check_dropout, check_mask, check_qkv
+from ._checks import check_dropout, check_mask, check_qkv, check_sinks
 from ._precision import upcast
 
 __all__ = ["attention_weights", "scaled_dot_product_attention"]
@@ -54,6 +54,16 @@ def _scores_shape(query: Tensor, key: Tensor) -> torch.Size:
     return torch.Size((*batch, query.size(-2), key.size(-2)))
 
 
+def _softmax_with_sinks(scores: Tensor, sinks: Tensor) -> Tensor:
+    """Softmax over each row's scores and its head's sink logit, with the sink's share dropped."""
+    sink = sinks.to(scores.dtype)[..., None, None]  # (..., H, 1, 1): one logit per head
+    row_max = torch.maximum(scores.amax(dim=-1, keepdim=True), sink).detach()  # (..., L, 1)
+    row_max = row_max.masked_fill(row_max == float("-inf"), 0.0)
+    exp = (scores - row_max).exp()  # (..., L, S); masked entries: 0
+    total = exp.sum(dim=-1, keepdim=True) + (sink - row_max).exp()  # the sink counts here only
+    return exp / total.masked_fill(total == 0, 1.0)  # rows sum to less than 1
+
+
 def attention_weights(
     query: Tensor,
     key: Tensor,
@@ -61,6 +71,8 @@ def attention_weights(
     is_causal: bool = False,
     scale: float | None = None,
     enable_gqa: bool = False,
+    *,
+    sinks: Tensor | None = None,
 ) -> Tensor:
     r"""The attention matrix ``softmax(query @ key^T * scale + mask)``.
 
@@ -81,15 +93,21 @@ def attention_weights(
         scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         enable_gqa: Let ``key`` have fewer heads (dimension -3) than ``query``; each key head
             then serves ``H_q / H_kv`` consecutive query heads.
+        sinks: Learned sink logits (gpt-oss): one per head, broadcastable to ``(..., H)``,
+            usually ``(H,)``. Each row's softmax runs over its scores and its head's sink
+            $s_h$, whose share is then dropped:
+            $A_{ij} = e^{x_{ij}} / (e^{s_h} + \sum_{j'} e^{x_{ij'}})$.
 
     Returns:
-        ``(..., L, S)``: each row sums to 1, or is all zeros when every key is masked.
-        float16 and bfloat16 inputs are computed in float32 and returned in their dtype.
+        ``(..., L, S)``: each row sums to 1 (less than 1 with ``sinks``), or is all zeros
+        when every key is masked. float16 and bfloat16 inputs are computed in float32 and
+        returned in their dtype.
 
     Raises:
-        ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
-            with ``attn_mask``, or key heads that do not divide query heads.
-        TypeError: On non-tensor or non-floating inputs, or an integer mask.
+        ValueError: On mismatched shapes, an unbroadcastable mask or ``sinks``,
+            ``is_causal`` together with ``attn_mask``, or key heads that do not divide query
+            heads.
+        TypeError: On non-tensor or non-floating inputs or ``sinks``, or an integer mask.
 
     Examples:
         >>> import torch
@@ -102,6 +120,9 @@ def attention_weights(
         >>> attention_weights(q, k, is_causal=True)
         tensor([[1.0000, 0.0000, 0.0000],
                 [0.3302, 0.6698, 0.0000]])
+        >>> attention_weights(q, k, is_causal=True, sinks=torch.tensor(0.0))  # a sink logit 0
+        tensor([[0.6698, 0.0000, 0.0000],
+                [0.2483, 0.5035, 0.0000]])
     """
     check_qkv(query, key)
     if enable_gqa:
@@ -111,6 +132,8 @@ def attention_weights(
         raise ValueError("is_causal: cannot be combined with attn_mask; put both in attn_mask")
     if attn_mask is not None:
         check_mask(attn_mask, scores_shape)
+    if sinks is not None:
+        check_sinks(sinks, scores_shape)
     L, S = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
@@ -126,6 +149,8 @@ def attention_weights(
     elif attn_mask is not None:
         scores = scores + attn_mask
     # --8<-- [end:masking]
+    if sinks is not None:  # one more logit per row, its weight dropped
+        return _softmax_with_sinks(scores, sinks).to(dtype)
 
     # --8<-- [start:safe_softmax]
     # Softmax that gives a zero row, not NaN, where every key is masked (max is -inf).
@@ -147,6 +172,8 @@ def scaled_dot_product_attention(
     is_causal: bool = False,
     scale: float | None = None,
     enable_gqa: bool = False,
+    *,
+    sinks: Tensor | None = None,
 ) -> Tensor:
     r"""Attention as in "Attention Is All You Need", with PyTorch's arguments and semantics.
 
@@ -168,15 +195,19 @@ def scaled_dot_product_attention(
         is_causal: Apply a top-left-aligned causal mask; not allowed with ``attn_mask``.
         scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
+        sinks: One learned sink logit per head, broadcastable to ``(..., H)`` (gpt-oss):
+            each row's softmax also counts it, so the weights sum to less than 1 and a
+            query may attend to nothing; as in
+            [`attention_weights`][attention_ref.attention_weights].
 
     Returns:
         ``(..., L, Dv)``. float16 and bfloat16 inputs are computed in float32 (softmax and
         sums, as PyTorch's kernels do) and returned in their dtype.
 
     Raises:
-        ValueError: On mismatched shapes or masks, ``dropout_p`` outside [0, 1), or
-            ``is_causal`` together with ``attn_mask``.
-        TypeError: On non-floating inputs, mixed dtypes or an integer mask.
+        ValueError: On mismatched shapes, masks or ``sinks``, ``dropout_p`` outside
+            [0, 1), or ``is_causal`` together with ``attn_mask``.
+        TypeError: On non-floating inputs or ``sinks``, mixed dtypes or an integer mask.
 
     Examples:
         >>> import torch
@@ -197,7 +228,9 @@ def scaled_dot_product_attention(
     check_dropout(dropout_p)
     dtype = query.dtype  # float16/bfloat16: computed in float32, returned in the input dtype
     query, key, value = upcast(query), upcast(key), upcast(value)
-    weights = attention_weights(query, key, attn_mask, is_causal, scale, enable_gqa)  # (..., L, S)
+    weights = attention_weights(  # (..., L, S)
+        query, key, attn_mask, is_causal, scale, enable_gqa, sinks=sinks
+    )
     if enable_gqa:
         value = _expand_kv_heads(query, value, "value")  # (..., H, S, Dv)
     if dropout_p > 0.0:

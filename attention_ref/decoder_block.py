@@ -63,6 +63,8 @@ class DecoderBlock(nn.Module):
         rope_base: Rotary positions in ``self_attn`` with this base (10000 in Llama 2).
         rope_interleaved: RoPE's pairing, as in
             [`MultiHeadAttention`][attention_ref.MultiHeadAttention].
+        sinks: A learned sink logit per head in ``self_attn`` (gpt-oss), as in
+            [`MultiHeadAttention`][attention_ref.MultiHeadAttention].
 
     Raises:
         ValueError: On an unknown ``activation``, ``norm`` or ``ffn``, or invalid sizes.
@@ -99,6 +101,7 @@ class DecoderBlock(nn.Module):
         head_dim: int | None = None,
         rope_base: float | None = None,
         rope_interleaved: bool = False,
+        sinks: bool = False,
     ) -> None:
         super().__init__()
         self.activation = activation_fn(activation)
@@ -114,6 +117,7 @@ class DecoderBlock(nn.Module):
             head_dim=head_dim,
             rope_base=rope_base,
             rope_interleaved=rope_interleaved,
+            sinks=sinks,
         )
         self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)  # the gate, with SwiGLU
         self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias)  # "down"
@@ -139,7 +143,8 @@ class DecoderBlock(nn.Module):
         ``forward``: ``attn_mask`` (SDPA's convention, boolean True = may attend) and
         ``is_causal`` both apply; with ``kv_cache``, ``x`` holds the new tokens only, the
         causal triangle is aligned to the bottom-right corner and ``attn_mask`` covers every
-        key, cached and new; ``positions`` are the rotary positions (with ``rope_base``).
+        key, cached and new (a rolling cache, ``KVCache(window=...)``, adds its own window);
+        ``positions`` are the rotary positions (with ``rope_base``).
         """
         h = self.norm1(x)  # Pre-LN: normalize, attend, add
         out, _ = self.self_attn(

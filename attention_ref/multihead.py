@@ -16,7 +16,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import check_attention_inputs, check_dropout, check_heads, check_kv_cache, check_mask
+from ._checks import (
+    check_attention_fn_sinks,
+    check_attention_inputs,
+    check_dropout,
+    check_heads,
+    check_kv_cache,
+    check_mask,
+)
 from ._precision import upcast
 from .attention import attention_weights
 from .interop import attention_from_torch
@@ -114,10 +121,16 @@ class MultiHeadAttention(nn.Module):
             [`chunked_attention`][attention_ref.chunked_attention],
             ``F.scaled_dot_product_attention`` or your kernel. Only the default returns the
             weights (otherwise ``None``); it gets no dropout, so ``dropout`` must be 0.
+            With ``sinks=True`` it also gets ``sinks=``, so it must take that argument.
+        sinks: Learn one sink logit per head (gpt-oss): a parameter ``sinks`` of shape
+            ``(num_heads,)``, initialized to zeros, that joins every row's softmax (see
+            [`attention_weights`][attention_ref.attention_weights]) so a head can attend
+            to nothing.
 
     Raises:
         ValueError: On sizes that do not divide (E by H without ``head_dim``, H by H_kv),
-            ``dropout`` outside [0, 1), ``rope_base`` <= 0 or with an odd head width.
+            ``dropout`` outside [0, 1), ``rope_base`` <= 0 or with an odd head width, or
+            ``sinks=True`` with an ``attention_fn`` that takes no ``sinks``.
 
     Examples:
         >>> import torch
@@ -155,6 +168,7 @@ class MultiHeadAttention(nn.Module):
         head_dim: int | None = None,
         scale: float | None = None,
         attention_fn: Callable[..., Tensor] | None = None,
+        sinks: bool = False,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -163,6 +177,7 @@ class MultiHeadAttention(nn.Module):
         check_dropout(dropout, "dropout")
         if attention_fn is not None and dropout > 0.0:
             raise ValueError(f"dropout: expected 0 with attention_fn, got {dropout}")
+        check_attention_fn_sinks(attention_fn, sinks)
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, D
         self.num_kv_heads, self.scale, self.dropout = H_kv, scale, dropout
         self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
@@ -176,6 +191,8 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(self.vdim, kv_width, bias=bias, **factory)
         self.out_proj = nn.Linear(q_width, embed_dim, bias=bias, **factory)  # W^O
         # --8<-- [end:projections]
+        sink_logits = torch.zeros(num_heads, device=device, dtype=dtype)  # (H,): one per head
+        self.sinks = nn.Parameter(sink_logits) if sinks else None
 
     def forward(
         self,
@@ -251,11 +268,15 @@ class MultiHeadAttention(nn.Module):
         """Every head's output ``(N, H, L, D)``, and its weights ``(N, H, L, S)`` by default."""
         gqa = self.num_kv_heads != self.num_heads  # each key/value head serves H / H_kv
         if self.attention_fn is not None:  # a kernel: the output only
-            mask = {"attn_mask": attn_mask, "is_causal": is_causal}
-            return self.attention_fn(q, k, v, **mask, scale=self.scale, enable_gqa=gqa), None
+            kwargs = {"attn_mask": attn_mask, "is_causal": is_causal, "scale": self.scale}
+            if self.sinks is not None:
+                kwargs["sinks"] = self.sinks
+            return self.attention_fn(q, k, v, **kwargs, enable_gqa=gqa), None
         dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
         q, k, v = upcast(q), upcast(k), upcast(v)
-        weights = attention_weights(q, k, attn_mask, is_causal, self.scale, gqa)  # (N,H,L,S)
+        weights = attention_weights(  # (N, H, L, S)
+            q, k, attn_mask, is_causal, self.scale, gqa, sinks=self.sinks
+        )
         if self.training and self.dropout > 0.0:
             weights = F.dropout(weights, p=self.dropout)
         v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
