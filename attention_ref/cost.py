@@ -214,16 +214,48 @@ def attention_memory(
     return batch * heads * (held + output) * bytes_per_element
 
 
-def kv_cache_numel(*, layers: int, batch: int, kv_heads: int, tokens: int, head_dim: int) -> int:
-    r"""How many numbers a decoder's key/value cache holds: $2 \cdot$ layers · N · H_kv · S · D.
+def kv_cache_numel(
+    *,
+    layers: int,
+    batch: int,
+    tokens: int,
+    kv_heads: int | None = None,
+    head_dim: int | None = None,
+    kv_lora_rank: int | None = None,
+    qk_rope_head_dim: int | None = None,
+    window: int | None = None,
+    sink_tokens: int = 0,
+) -> int:
+    r"""How many numbers a decoder's key/value cache holds.
 
-    One key and one value per token, per key/value head and per layer, each ``head_dim``
-    wide. Times 2 bytes in float16/bfloat16 it is the cache's memory. Grouped-query attention
-    divides it by ``num_heads / kv_heads``; multi-query attention (``kv_heads=1``) by
-    ``num_heads``.
+    $$\text{MHA, GQA, MQA: } 2 \cdot \text{layers} \cdot N \cdot H_{kv} \cdot S \cdot D
+      \qquad \text{MLA: } \text{layers} \cdot N \cdot S \cdot (d_c + d_h^R)$$
+
+    With ``kv_heads`` and ``head_dim``: one key and one value per token, per key/value head
+    and per layer, each ``head_dim`` wide. Grouped-query attention divides it by
+    ``num_heads / kv_heads``; multi-query attention (``kv_heads=1``) by ``num_heads``. With
+    ``kv_lora_rank`` ($d_c$) and ``qk_rope_head_dim`` ($d_h^R$): multi-head latent
+    attention, which caches per token and layer only the compressed latent and the one
+    rotary key that all heads share. A rolling cache (``window``, ``sink_tokens``, as in
+    [`KVCache`][attention_ref.KVCache]) holds at most ``sink_tokens + window`` tokens, so
+    ``S = min(tokens, sink_tokens + window)``. Times 2 bytes in float16/bfloat16 it is the
+    cache's memory.
+
+    Args:
+        layers: Attention layers, one cache each.
+        batch: N.
+        tokens: Tokens seen so far (0 or more).
+        kv_heads: H_kv, with ``head_dim``; not with ``kv_lora_rank``.
+        head_dim: D, each key's and value's width.
+        kv_lora_rank: $d_c$, the width of MLA's latent; with ``qk_rope_head_dim``.
+        qk_rope_head_dim: $d_h^R$, the width of MLA's shared rotary key.
+        window: W, the recent tokens a rolling cache keeps; ``None`` keeps all.
+        sink_tokens: The first tokens a rolling cache keeps as well; only with ``window``.
 
     Raises:
-        ValueError: If a size is below 1 (``tokens`` may be 0).
+        ValueError: If a size is below 1 (``tokens`` and ``sink_tokens`` may be 0), on
+            ``kv_heads`` together with ``kv_lora_rank``, neither of them, a missing
+            ``head_dim`` or ``qk_rope_head_dim``, or ``sink_tokens`` without ``window``.
         TypeError: If a size is not an int.
 
     Examples:
@@ -231,8 +263,50 @@ def kv_cache_numel(*, layers: int, batch: int, kv_heads: int, tokens: int, head_
         >>> numel = kv_cache_numel(layers=32, batch=1, kv_heads=32, tokens=4096, head_dim=128)
         >>> numel, numel * 2 / 2**30  # Llama 2 7B at 4096 tokens: GiB in float16
         (1073741824, 2.0)
+        >>> kv_cache_numel(  # DeepSeek-V3's latent: 512 + 64 numbers a token and layer
+        ...     layers=61, batch=1, tokens=4096, kv_lora_rank=512, qk_rope_head_dim=64
+        ... ) * 2 / 2**30
+        0.26806640625
+        >>> gqa = {"layers": 32, "batch": 1, "kv_heads": 8, "head_dim": 128}
+        >>> kv_cache_numel(**gqa, tokens=10**6, window=4092, sink_tokens=4) == kv_cache_numel(
+        ...     **gqa, tokens=4096
+        ... )  # a rolling cache stops growing at sink_tokens + window
+        True
     """
-    sizes = {"layers": layers, "batch": batch, "kv_heads": kv_heads, "head_dim": head_dim}
-    for name, value in (*sizes.items(), ("tokens", tokens)):
-        check_positive_int(name, value, minimum=0 if name == "tokens" else 1)
-    return 2 * layers * batch * kv_heads * tokens * head_dim  # a key and a value each
+    latent = kv_lora_rank is not None
+    if latent == (kv_heads is not None):
+        raise ValueError(
+            "kv_heads and kv_lora_rank: expected exactly one (kv_heads with head_dim for "
+            "MHA/GQA/MQA, kv_lora_rank with qk_rope_head_dim for MLA), got "
+            f"kv_heads={kv_heads} and kv_lora_rank={kv_lora_rank}"
+        )
+    (first, a), (second, b), (stray, unused) = (
+        (
+            ("kv_lora_rank", kv_lora_rank),
+            ("qk_rope_head_dim", qk_rope_head_dim),
+            ("head_dim", head_dim),
+        )
+        if latent
+        else (
+            ("kv_heads", kv_heads),
+            ("head_dim", head_dim),
+            ("qk_rope_head_dim", qk_rope_head_dim),
+        )
+    )
+    if b is None:
+        raise ValueError(f"{second}: expected an int with {first}, got None")
+    if unused is not None:
+        raise ValueError(f"{stray}: not used with {first}, got {stray}={unused}")
+    a, b = check_positive_int(first, a), check_positive_int(second, b)
+    for name, value in (("layers", layers), ("batch", batch)):
+        check_positive_int(name, value)
+    for name, value in (("tokens", tokens), ("sink_tokens", sink_tokens)):
+        check_positive_int(name, value, minimum=0)
+    if window is None and sink_tokens:
+        raise ValueError(
+            f"sink_tokens: only used with window (a rolling cache), got sink_tokens={sink_tokens}"
+        )
+    if window is not None:  # a rolling cache: it stops growing
+        tokens = min(tokens, sink_tokens + check_positive_int("window", window))
+    per_token = a + b if latent else 2 * a * b  # MLA: latent + rotary key; else a key and a value
+    return layers * batch * tokens * per_token

@@ -112,12 +112,16 @@ def sliding_window_mask(
     *,
     causal: bool = True,
     align: str = "top_left",
+    sink_tokens: int = 0,
 ) -> Tensor:
     """Local attention: each query sees only the keys within ``window`` positions.
 
     With ``causal=True`` query ``i`` sees key ``j`` when ``0 <= i - j < window`` (itself and
     the ``window - 1`` keys before it); with ``causal=False`` when ``|i - j| < window``.
-    Positions are aligned as in [`causal_mask`][attention_ref.causal_mask].
+    Positions are aligned as in [`causal_mask`][attention_ref.causal_mask]. The first
+    ``sink_tokens`` keys are seen as well (by the queries at or after them when causal):
+    StreamingLLM's attention sinks, what a rolling
+    [`KVCache`][attention_ref.KVCache] with ``sink_tokens`` keeps.
 
     Args:
         q_len: L, the number of queries.
@@ -126,6 +130,7 @@ def sliding_window_mask(
         causal: Only look backwards.
         align: ``"top_left"`` or ``"bottom_right"``, as in
             [`causal_mask`][attention_ref.causal_mask].
+        sink_tokens: Keys ``j < sink_tokens`` are allowed too; 0 or more.
 
     Returns:
         A bool tensor ``(L, S)``, True where attention is allowed.
@@ -141,12 +146,20 @@ def sliding_window_mask(
         tensor([[1, 1, 0],
                 [1, 1, 1],
                 [0, 1, 1]], dtype=torch.int32)
+        >>> sliding_window_mask(5, window=2, sink_tokens=1).int()  # and always key 0
+        tensor([[1, 0, 0, 0, 0],
+                [1, 1, 0, 0, 0],
+                [1, 1, 1, 0, 0],
+                [1, 0, 1, 1, 0],
+                [1, 0, 0, 1, 1]], dtype=torch.int32)
     """
     q_len = check_positive_int("q_len", q_len, "length")
     window = check_positive_int("window", window, "length")
     k_len = q_len if k_len is None else check_positive_int("k_len", k_len, "length")
+    sink_tokens = check_positive_int("sink_tokens", sink_tokens, "count", minimum=0)
     query_pos = torch.arange(q_len)[:, None] + _offset(q_len, k_len, align)  # (L, 1)
     distance = query_pos - torch.arange(k_len)[None, :]  # (L, S): i - j
+    sink = torch.arange(k_len)[None, :] < sink_tokens  # (1, S): the first keys
     if causal:
-        return (distance >= 0) & (distance < window)
-    return distance.abs() < window
+        return (distance >= 0) & ((distance < window) | sink)
+    return (distance.abs() < window) | sink
