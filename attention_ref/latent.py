@@ -294,7 +294,6 @@ class MultiHeadLatentAttention(nn.Module):
         latent = self.kv_a_layernorm(latent)[:, None]  # (N, 1, L, R): c^KV, one for all heads
         return latent, self._rope(k_rope[:, None], positions)  # k^R: (N, 1, L, D_rope)
 
-    # --8<-- [start:expanded]
     def _attend_expanded(
         self,
         q_nope: Tensor,
@@ -305,6 +304,7 @@ class MultiHeadLatentAttention(nn.Module):
         is_causal: bool,
     ) -> Tensor:
         """The paper's form: every head's key and value from the latent, then attention."""
+        # --8<-- [start:expanded]
         kv = _split_heads(self.kv_b_proj(latent[:, 0]), self.num_heads)  # (N, H, S, D_nope + D_v)
         k_nope, v = kv.split([self.qk_nope_head_dim, self.v_head_dim], dim=-1)  # k^C, v^C
         k_rope = k_rope.expand(-1, self.num_heads, -1, -1)  # (N, H, S, D_rope): shared by all
@@ -313,10 +313,8 @@ class MultiHeadLatentAttention(nn.Module):
         q, k, v = upcast(q), upcast(k), upcast(v)  # float16/bfloat16: attention in float32
         weights = attention_weights(q, k, attn_mask, is_causal, self.scale)  # (N, H, L, S)
         return weights @ v  # (N, H, L, D_v)
+        # --8<-- [end:expanded]
 
-    # --8<-- [end:expanded]
-
-    # --8<-- [start:absorbed]
     def _attend_absorbed(
         self,
         q_nope: Tensor,
@@ -327,16 +325,16 @@ class MultiHeadLatentAttention(nn.Module):
         is_causal: bool,
     ) -> Tensor:
         """Weight absorption: q^C·k^C = (W^UK^T q^C)·c^KV, and W^UV applied after the sum."""
+        # --8<-- [start:absorbed]
         w_uk, w_uv = self._up_projections()  # (H, D_nope, R), (H, D_v, R)
-        q_nope, q_rope, latent, k_rope = map(upcast, (q_nope, q_rope, latent, k_rope))  # fp32
+        q_nope, q_rope, latent, k_rope = map(upcast, (q_nope, q_rope, latent, k_rope))  # float32
         q_latent = q_nope @ w_uk  # (N, H, L, R): W^UK folded into the query
         q = torch.cat([q_latent, q_rope], dim=-1)  # (N, H, L, R + D_rope)
         k = torch.cat([latent, k_rope], dim=-1)  # (N, 1, S, R + D_rope): one key for all heads
         weights = attention_weights(q, k, attn_mask, is_causal, self.scale, enable_gqa=True)
         context = weights @ latent  # (N, H, L, R): each head's weighted sum of latents
         return context @ w_uv.transpose(-2, -1)  # (N, H, L, D_v): W^UV folded into the output
-
-    # --8<-- [end:absorbed]
+        # --8<-- [end:absorbed]
 
     def _up_projections(self) -> tuple[Tensor, Tensor]:
         """``kv_b_proj``'s weight split per head: W^UK ``(H, D_nope, R)``, W^UV ``(H, D_v, R)``."""
