@@ -78,9 +78,12 @@ def test_matches_with_padding_and_positions(rope_interleave):
         expected, _ = theirs(x, rotary(x, position_ids), _additive(allowed))
         for absorb in (False, True):
             actual = ours(
-                x, positions=position_ids, attn_mask=padding[:, None, None], is_causal=True,
+                x,
+                positions=position_ids,
+                attn_mask=padding[:, None, None],
+                is_causal=True,
                 absorb=absorb,
-            )  # fmt: skip
+            )
             # the second sequence's first two queries see nothing: Hugging Face's eager
             # softmax spreads them evenly over the padding, SDPA and ours give zeros
             torch.testing.assert_close(actual[0], expected[0])
@@ -101,9 +104,11 @@ def test_decoding_matches_their_cache(rope_interleave, absorb):
             position_ids = torch.arange(start, stop).expand(N, -1)
             allowed = torch.ones(stop - start, S, dtype=torch.bool).tril(start)  # bottom-right
             expected, _ = theirs(
-                chunk, rotary(chunk, position_ids), _additive(allowed.expand(N, 1, -1, -1)),
+                chunk,
+                rotary(chunk, position_ids),
+                _additive(allowed.expand(N, 1, -1, -1)),
                 cache=their_cache,
-            )  # fmt: skip
+            )
             actual = ours(chunk, is_causal=True, kv_cache=our_cache, absorb=absorb)
             torch.testing.assert_close(actual, expected)
     assert our_cache.key.shape == (N, 1, L, SIZES["kv_lora_rank"])  # the normalized latent

@@ -6,6 +6,7 @@ k^R = RoPE(W^KR h), q^C = W^UQ c^Q, q^R = RoPE(W^QR c^Q), then softmax over
 [q^C; q^R] . [k^C; k^R]. As in DeepSeek-V3's checkpoints, both latents are RMS-normalized.
 """
 
+import itertools
 import math
 
 import pytest
@@ -13,7 +14,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_ref import KVCache, MultiHeadAttention, MultiHeadLatentAttention
+from attention_ref import KVCache, MultiHeadAttention, MultiHeadLatentAttention, apply_rope
 
 from ._compare import assert_close_scaled, grads
 
@@ -26,9 +27,14 @@ def _mla(q_lora_rank=None, rope_interleaved=True, bias=False, seed=0, dtype=F64,
     """A module with every parameter random (the RMSNorm weights too), so none is trivial."""
     torch.manual_seed(seed)
     module = MultiHeadLatentAttention(
-        E, H, **(SIZES | sizes), q_lora_rank=q_lora_rank, rope_interleaved=rope_interleaved,
-        bias=bias, dtype=dtype,
-    )  # fmt: skip
+        E,
+        H,
+        **(SIZES | sizes),
+        q_lora_rank=q_lora_rank,
+        rope_interleaved=rope_interleaved,
+        bias=bias,
+        dtype=dtype,
+    )
     with torch.no_grad():
         for p in module.parameters():
             p.copy_(torch.randn_like(p) * 0.5)
@@ -165,8 +171,9 @@ def test_absorbed_equals_expanded_values_and_gradients(q_lora_rank, mask):
 
     def run(absorb):
         def fn(x, *ps):
-            out = torch.func.functional_call(m, dict(zip(names, ps, strict=True)), (x,),
-                                             kwargs | {"absorb": absorb})  # fmt: skip
+            out = torch.func.functional_call(
+                m, dict(zip(names, ps, strict=True)), (x,), kwargs | {"absorb": absorb}
+            )
             return out
 
         return fn
@@ -192,9 +199,15 @@ def test_absorbed_equals_expanded_values_and_gradients(q_lora_rank, mask):
 def test_absorbed_equals_expanded_any_sizes(heads, rank, nope, rope, v, q_rank, L, seed):
     torch.manual_seed(seed)
     m = MultiHeadLatentAttention(
-        8, heads, kv_lora_rank=rank, qk_nope_head_dim=nope, qk_rope_head_dim=rope,
-        v_head_dim=v, q_lora_rank=q_rank, dtype=F64,
-    )  # fmt: skip
+        8,
+        heads,
+        kv_lora_rank=rank,
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+        v_head_dim=v,
+        q_lora_rank=q_rank,
+        dtype=F64,
+    )
     x = torch.randn(2, L, 8, dtype=F64)
     assert_close_scaled(m(x, is_causal=True, absorb=True), m(x, is_causal=True))
 
@@ -223,13 +236,59 @@ def test_cached_decoding_equals_the_full_forward(q_lora_rank, rope_interleaved, 
     assert per_token == SIZES["kv_lora_rank"] + SIZES["qk_rope_head_dim"]
 
 
+@given(
+    cuts=st.lists(st.integers(1, 8), min_size=1, max_size=4, unique=True),
+    absorb=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_any_chunking_equals_the_full_forward(cuts, absorb, seed):
+    m = _mla(seed=seed)
+    x = torch.randn(1, 9, E, dtype=F64)
+    bounds = [0, *sorted(cuts), 9]
+    cache = KVCache()
+    outs = [
+        m(x[:, a:b], is_causal=True, kv_cache=cache, absorb=absorb)
+        for a, b in itertools.pairwise(bounds)
+    ]
+    assert_close_scaled(torch.cat(outs, dim=1), m(x, is_causal=True, absorb=absorb))
+
+
+def test_the_cache_holds_the_normalized_latent_and_the_rotated_shared_key():
+    m = _mla(q_lora_rank=7)
+    x = torch.randn(2, 4, E, dtype=F64)
+    cache = KVCache()
+    m(x, kv_cache=cache)
+    latent, k_rope = m.kv_a_proj_with_mqa(x).split([5, 6], dim=-1)
+    torch.testing.assert_close(cache.key, m.kv_a_layernorm(latent)[:, None])
+    torch.testing.assert_close(cache.value, apply_rope(k_rope[:, None], interleaved=True))
+
+
+def test_absorbed_form_never_expands_the_latent():
+    """absorb=True reads kv_b_proj's weight but never applies it: no per-head keys or values."""
+    m = _mla()
+    x = torch.randn(1, 4, E, dtype=F64)
+    expected = m(x, is_causal=True)
+
+    def refuse(_):
+        raise AssertionError("kv_b_proj applied")
+
+    m.kv_b_proj.forward = refuse
+    assert_close_scaled(m(x, is_causal=True, absorb=True), expected)
+    with pytest.raises(AssertionError, match="kv_b_proj applied"):
+        m(x, is_causal=True)
+
+
 @pytest.mark.parametrize("absorb", [False, True])
-def test_cache_with_padding_mask_equals_the_full_forward(absorb):
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_cache_with_padding_mask_equals_the_full_forward(absorb, kind):
     """A padding mask over every key, cached and new, together with is_causal."""
     m = _mla(q_lora_rank=7)
     N, L = 2, 6
     x = torch.randn(N, L, E, dtype=F64)
     pad = torch.tensor([[True] * L, [False, False] + [True] * (L - 2)])  # left padding
+    if kind == "float":  # 0 keeps a score, -inf removes it, anything else shifts it
+        pad = torch.zeros(N, L, dtype=F64).masked_fill(~pad, float("-inf"))
+        pad[0, 1] = -0.7
     full = m(x, attn_mask=pad[:, None, None], is_causal=True, absorb=absorb)
     cache, outs = KVCache(), []
     for start, stop in [(0, 3), (3, 4), (4, 6)]:
