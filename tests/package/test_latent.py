@@ -14,7 +14,13 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_ref import KVCache, MultiHeadAttention, MultiHeadLatentAttention, apply_rope
+from attention_ref import (
+    KVCache,
+    MultiHeadAttention,
+    MultiHeadLatentAttention,
+    apply_rope,
+    sliding_window_mask,
+)
 
 from ._compare import assert_close_scaled, grads
 
@@ -309,6 +315,7 @@ def test_rolling_cache_equals_the_masked_full_forward(absorb, window, sink_token
     x = torch.randn(N, L, E, dtype=F64)
     t, j = torch.arange(L)[:, None], torch.arange(L)
     allowed = (j <= t) & ((j < sink_tokens) | (t - j < window))  # (L, L)
+    assert torch.equal(allowed, sliding_window_mask(L, window, sink_tokens=sink_tokens))
     full = m(x, attn_mask=allowed, absorb=absorb)
     cache, outs, start = KVCache(window=window, sink_tokens=sink_tokens), [], 0
     for size in chunks:
