@@ -81,7 +81,13 @@ class TinyDecoder(nn.Module):
 
 @torch.no_grad()
 def generate(
-    model: TinyDecoder, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True
+    model: TinyDecoder,
+    prompt: Tensor,
+    max_new_tokens: int,
+    *,
+    use_cache: bool = True,
+    cache_window: int | None = None,
+    sink_tokens: int = 0,
 ) -> Tensor:
     """Greedy decoding: append the most likely next token, ``max_new_tokens`` times.
 
@@ -90,13 +96,24 @@ def generate(
 
     Args:
         model: A [`TinyDecoder`][attention_ref.TinyDecoder] (or any model with its
-            ``forward(tokens, caches)`` and ``layers``).
+            ``forward(tokens, caches, attn_mask=...)`` and ``layers``).
         prompt: ``(N, L)`` token ids.
         max_new_tokens: How many tokens to generate.
         use_cache: Keep a [`KVCache`][attention_ref.KVCache] per layer.
+        cache_window: Rolling caches, ``KVCache(window=cache_window,
+            sink_tokens=sink_tokens)``: each holds the first ``sink_tokens`` and the last
+            ``cache_window`` tokens, never more, and every query attends to those only
+            (sliding-window attention with StreamingLLM's attention sinks), as the full
+            forward with [`sliding_window_mask`][attention_ref.sliding_window_mask]
+            ``(..., sink_tokens=sink_tokens)`` does. ``None``: keep every token.
+        sink_tokens: How many first tokens the rolling caches keep as well.
 
     Returns:
         ``(N, L + max_new_tokens)``: the prompt and the generated tokens.
+
+    Raises:
+        ValueError: On ``cache_window`` without ``use_cache``, or as
+            [`KVCache`][attention_ref.KVCache] on a bad window or ``sink_tokens``.
 
     Examples:
         >>> import torch
@@ -109,9 +126,14 @@ def generate(
         torch.Size([1, 7])
         >>> torch.equal(tokens, generate(model, prompt, 4, use_cache=False))
         True
+        >>> generate(model, prompt, 8, cache_window=3, sink_tokens=1).shape  # 4 tokens held
+        torch.Size([1, 11])
     """
-    tokens, new = prompt, prompt
-    caches = [KVCache() for _ in model.layers] if use_cache else None
+    if cache_window is not None and not use_cache:
+        raise ValueError(f"cache_window: a rolling cache needs use_cache=True, got {cache_window}")
+    tokens, new, caches = prompt, prompt, None
+    if use_cache:  # with a cache_window, each holds sink_tokens + cache_window tokens at most
+        caches = [KVCache(window=cache_window, sink_tokens=sink_tokens) for _ in model.layers]
     for _ in range(max_new_tokens):
         logits = model(new, caches) if use_cache else model(tokens)  # (N, L or 1, V)
         next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (N, 1): the most likely

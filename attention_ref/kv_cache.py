@@ -19,21 +19,6 @@ from torch import Tensor
 __all__ = ["KVCache"]
 
 
-def _check_window(window: object, sink_tokens: object) -> None:
-    for name, value, minimum in (("window", window, 1), ("sink_tokens", sink_tokens, 0)):
-        if value is None and name == "window":
-            continue
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if value < minimum:
-            raise ValueError(f"{name}: expected an int >= {minimum}, got {value}")
-    if window is None and sink_tokens:
-        raise ValueError(
-            f"sink_tokens: only used with a window (a rolling cache), got sink_tokens="
-            f"{sink_tokens} and window=None"
-        )
-
-
 class KVCache:
     r"""The keys and values one attention layer has seen, ``(N, H_kv, S, D)`` each.
 
@@ -92,12 +77,21 @@ class KVCache:
     """
 
     def __init__(self, *, window: int | None = None, sink_tokens: int = 0) -> None:
-        _check_window(window, sink_tokens)
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
+            raise TypeError(f"window: expected an int or None, got {type(window).__name__}")
+        if isinstance(sink_tokens, bool) or not isinstance(sink_tokens, int):
+            raise TypeError(f"sink_tokens: expected an int, got {type(sink_tokens).__name__}")
+        if (window is not None and window < 1) or sink_tokens < 0 or (sink_tokens and not window):
+            raise ValueError(  # sink tokens only make sense in a rolling cache
+                "window and sink_tokens: expected window >= 1 or None and sink_tokens >= 0, "
+                f"sink_tokens only with a window, got window={window}, sink_tokens={sink_tokens}"
+            )
         self.window, self.sink_tokens = window, sink_tokens
         self.key: Tensor | None = None  # (N, H_kv, S, D)
         self.value: Tensor | None = None  # (N, H_kv, S, D)
         self.tokens_seen = 0  # tokens ever added: the position of the next one
         self.positions = torch.zeros(0, dtype=torch.long)  # (S,): keys the last update returned
+        self._held = self.positions  # (S,): the positions of the entries held now
 
     def __len__(self) -> int:
         return 0 if self.key is None else self.key.size(2)
@@ -125,9 +119,8 @@ class KVCache:
                 f"(N, H_kv, D) = {(self.key.size(0), self.key.size(1), self.key.size(3))}, "
                 f"got {(key.size(0), key.size(1), key.size(3))}"
             )
-        held = self._held_positions().to(key.device)  # (S,)
         new = torch.arange(self.tokens_seen, self.tokens_seen + key.size(2), device=key.device)
-        self.positions = torch.cat([held, new])  # (S + L,)
+        self.positions = self._held = torch.cat([self._held.to(key.device), new])  # (S + L,)
         self.tokens_seen += key.size(2)
         # --8<-- [start:append]
         if self.key is None or self.value is None:  # the first tokens
@@ -142,14 +135,8 @@ class KVCache:
                 [torch.arange(self.sink_tokens), torch.arange(-self.window, 0) + len(self)]
             ).to(key.device)
             self.key, self.value = key[:, :, keep], value[:, :, keep]  # (N, H_kv, s + W, D)
+            self._held = self.positions[keep]
         return key, value
-
-    def _held_positions(self) -> Tensor:
-        """The positions of the entries held now: ``(len(cache),)``."""
-        held = torch.arange(self.tokens_seen)
-        if self.window is None or self.tokens_seen <= self.sink_tokens + self.window:
-            return held
-        return torch.cat([held[: self.sink_tokens], held[-self.window :]])
 
     def visible(self, query_positions: Tensor) -> Tensor:
         """Which of the keys the last ``update`` returned each query may see.
