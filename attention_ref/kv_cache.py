@@ -33,7 +33,9 @@ class KVCache:
     ``sink_tokens + W``. A query at position ``t`` then sees the keys ``j < sink_tokens``
     and ``t - W < j <= t``, as [`sliding_window_mask`][attention_ref.sliding_window_mask]
     with ``sink_tokens`` allows; ``visible`` gives that mask for the keys the last
-    ``update`` returned, whose positions are ``cache.positions``.
+    ``update`` returned, whose positions are ``cache.positions``. ``cache.held_positions``
+    are those of the entries held now, which the next ``update`` returns first (to pick
+    the columns of a padding mask, say).
 
     Args:
         window: W, how many recent tokens to keep (each query counts itself); ``None``
@@ -67,8 +69,8 @@ class KVCache:
                 [1, 1, 0, 0],
                 [1, 1, 1, 0],
                 [1, 0, 1, 1]], dtype=torch.int32)
-        >>> len(cache), cache.tokens_seen  # holds tokens 0, 2 and 3
-        (3, 4)
+        >>> len(cache), cache.tokens_seen, cache.held_positions  # holds tokens 0, 2 and 3
+        (3, 4, tensor([0, 2, 3]))
         >>> k, v = cache.update(torch.ones(1, 1, 1, 2), torch.ones(1, 1, 1, 2))  # token 4
         >>> cache.positions, cache.visible(torch.tensor([4])).int()
         (tensor([0, 2, 3, 4]), tensor([[1, 0, 1, 1]], dtype=torch.int32))
@@ -91,7 +93,7 @@ class KVCache:
         self.value: Tensor | None = None  # (N, H_kv, S, D)
         self.tokens_seen = 0  # tokens ever added: the position of the next one
         self.positions = torch.zeros(0, dtype=torch.long)  # (S,): keys the last update returned
-        self._held = self.positions  # (S,): the positions of the entries held now
+        self.held_positions = self.positions  # (S,): the positions of the entries held now
 
     def __len__(self) -> int:
         return 0 if self.key is None else self.key.size(2)
@@ -120,7 +122,8 @@ class KVCache:
                 f"got {(key.size(0), key.size(1), key.size(3))}"
             )
         new = torch.arange(self.tokens_seen, self.tokens_seen + key.size(2), device=key.device)
-        self.positions = self._held = torch.cat([self._held.to(key.device), new])  # (S + L,)
+        held = self.held_positions.to(key.device)  # (S,)
+        self.positions = self.held_positions = torch.cat([held, new])  # (S + L,)
         self.tokens_seen += key.size(2)
         # --8<-- [start:append]
         if self.key is None or self.value is None:  # the first tokens
@@ -135,7 +138,7 @@ class KVCache:
                 [torch.arange(self.sink_tokens), torch.arange(-self.window, 0) + len(self)]
             ).to(key.device)
             self.key, self.value = key[:, :, keep], value[:, :, keep]  # (N, H_kv, s + W, D)
-            self._held = self.positions[keep]
+            self.held_positions = self.positions[keep]
         return key, value
 
     def visible(self, query_positions: Tensor) -> Tensor:
