@@ -65,6 +65,20 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *session.posargs)
 
 
+@nox.session(python=PYTHONS[0], default=False)
+def interop(session: nox.Session) -> None:
+    """attention_ref against Hugging Face's transformers (tests/interop), pinned in
+    constraints.txt: DeepSeek-V3's and gpt-oss' attention, masking_utils' masks.
+
+    Not part of the plain `pytest` run, which needs only torch and numpy. Here nothing may be
+    skipped: ATTENTION_REF_INTEROP=1 makes tests/interop/conftest.py fail a test or module that
+    skips (transformers missing, a module renamed). Pass pytest options after `--`.
+    """
+    _skip_unless_cpu_torch(session)
+    _install(session, "interop")
+    session.run("pytest", "tests/interop", *session.posargs, env={"ATTENTION_REF_INTEROP": "1"})
+
+
 def _skip_unless_cpu_torch(session: nox.Session) -> None:
     """Skip the session if the pinned torch would come as the multi-GB CUDA build.
 
