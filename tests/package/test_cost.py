@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attention_ref import causal_mask, sliding_window_mask
-from attention_ref.cost import attended_pairs, attention_flops, attention_memory
+from attention_ref.cost import attended_pairs, attention_flops, attention_memory, kv_cache_numel
 
 sizes = st.integers(1, 40)
 
@@ -82,3 +82,83 @@ def test_bad_input_names_the_argument(kwargs, error, message):
 def test_bad_block_size():
     with pytest.raises(ValueError, match=r"block_size: expected a positive size"):
         attention_memory(16, d_k=8, block_size=(0, 4))
+
+
+@given(
+    layers=st.integers(1, 4),
+    batch=st.integers(1, 3),
+    tokens=st.integers(0, 50),
+    window=st.one_of(st.none(), st.integers(1, 20)),
+    sink_tokens=st.integers(0, 4),
+)
+def test_kv_cache_numel_for_each_kind_of_cache(layers, batch, tokens, window, sink_tokens):
+    sink_tokens = 0 if window is None else sink_tokens
+    held = tokens if window is None else min(tokens, sink_tokens + window)
+    common = {"layers": layers, "batch": batch, "tokens": tokens, "window": window}
+    common["sink_tokens"] = sink_tokens
+    assert kv_cache_numel(**common, kv_heads=2, head_dim=8) == 2 * layers * batch * 2 * held * 8
+    mla = kv_cache_numel(**common, kv_lora_rank=16, qk_rope_head_dim=4)
+    assert mla == layers * batch * held * (16 + 4)
+
+
+def test_kv_cache_numel_of_known_models():
+    """Llama 2 7B (32 layers, 32 heads of 128) and DeepSeek-V3 (61 layers, latent 512 + 64)."""
+    llama = kv_cache_numel(layers=32, batch=1, kv_heads=32, head_dim=128, tokens=4096)
+    assert llama * 2 == 2 * 2**30  # 2 GiB in float16
+    deepseek = kv_cache_numel(
+        layers=61, batch=1, tokens=4096, kv_lora_rank=512, qk_rope_head_dim=64
+    )
+    assert deepseek == 61 * 4096 * 576
+    rolling = kv_cache_numel(
+        layers=32, batch=1, kv_heads=32, head_dim=128, tokens=10**6, window=4092, sink_tokens=4
+    )
+    assert rolling == llama  # it stops growing at sink_tokens + window
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"kv_heads": 2, "kv_lora_rank": 8},
+            ValueError,
+            r"kv_heads and kv_lora_rank: expected exactly one",
+        ),
+        ({}, ValueError, r"kv_heads and kv_lora_rank: expected exactly one"),
+        ({"kv_lora_rank": 8}, ValueError, r"qk_rope_head_dim: expected an int with kv_lora_rank"),
+        (
+            {"kv_lora_rank": 8, "qk_rope_head_dim": 4, "head_dim": 2},
+            ValueError,
+            r"head_dim: not used with kv_lora_rank",
+        ),
+        ({"kv_heads": 2}, ValueError, r"head_dim: expected an int with kv_heads"),
+        (
+            {"kv_heads": 2, "head_dim": 4, "qk_rope_head_dim": 4},
+            ValueError,
+            r"qk_rope_head_dim: not used with kv_heads",
+        ),
+        (
+            {"kv_heads": 2, "head_dim": 4, "sink_tokens": 4},
+            ValueError,
+            r"sink_tokens: only used with window",
+        ),
+        (
+            {"kv_heads": 2, "head_dim": 4, "window": 0},
+            ValueError,
+            r"window: expected a positive int",
+        ),
+        (
+            {"kv_heads": 2, "head_dim": 4, "window": 2, "sink_tokens": -1},
+            ValueError,
+            r"sink_tokens: expected",
+        ),
+        (
+            {"kv_lora_rank": 0, "qk_rope_head_dim": 4},
+            ValueError,
+            r"kv_lora_rank: expected a positive int",
+        ),
+        ({"kv_heads": 2.0, "head_dim": 4}, TypeError, r"kv_heads: expected an int, got float"),
+    ],
+)
+def test_kv_cache_numel_bad_input_names_the_argument(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        kv_cache_numel(layers=2, batch=1, tokens=10, **kwargs)

@@ -73,3 +73,37 @@ def test_bad_arguments():
         sliding_window_mask(4, 0)
     with pytest.raises(TypeError, match="k_len: expected an int, got float"):
         causal_mask(3, 4.0)
+
+
+@given(
+    L=sizes,
+    S=sizes,
+    window=st.integers(1, 13),
+    sink_tokens=st.integers(0, 5),
+    causal=st.booleans(),
+    align=st.sampled_from(["top_left", "bottom_right"]),
+)
+def test_sliding_window_with_sink_tokens_matches_its_definition(
+    L, S, window, sink_tokens, causal, align
+):
+    """Keys ``j < sink_tokens`` are seen as well (only up to the query's position when
+    causal); ``sink_tokens=0`` is the plain window."""
+    mask = sliding_window_mask(L, window, S, causal=causal, align=align, sink_tokens=sink_tokens)
+    offset = 0 if align == "top_left" else S - L
+    for i in range(L):
+        for j in range(S):
+            d = i + offset - j
+            near = 0 <= d < window if causal else abs(d) < window
+            sink = j < sink_tokens and (d >= 0 or not causal)
+            assert bool(mask[i, j]) == (near or sink)
+    plain = sliding_window_mask(L, window, S, causal=causal, align=align)
+    assert torch.equal(
+        sliding_window_mask(L, window, S, causal=causal, align=align, sink_tokens=0), plain
+    )
+
+
+def test_bad_sink_tokens():
+    with pytest.raises(ValueError, match="sink_tokens: expected a count >= 0, got -1"):
+        sliding_window_mask(4, 2, sink_tokens=-1)
+    with pytest.raises(TypeError, match="sink_tokens: expected an int, got float"):
+        sliding_window_mask(4, 2, sink_tokens=1.0)
