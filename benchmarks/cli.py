@@ -9,9 +9,10 @@ from pathlib import Path
 
 import torch
 
-from . import attention, decode, low_precision, report
+from . import attention, decode, latent_decode, low_precision, report
 
-PARTS = ("forward", "train", "low-precision", "decode")
+PARTS = ("forward", "train", "low-precision", "decode", "latent-decode")
+CPU_ONLY = ("decode", "latent-decode")  # decoding is measured on CPU only
 DEFAULT_OUT = attention.ROOT / "docs" / "bench-results"
 
 
@@ -47,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
         type=lambda s: _names(s, PARTS, "--parts"),
         default=None,
         help=f"what to measure, comma-separated, of {','.join(PARTS)} (default: all; decode "
-        "is measured on CPU only)",
+        "and latent-decode are measured on CPU only)",
     )
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument(
@@ -83,9 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(result))
         return 0
     if args.parts is None:
-        args.parts = [part for part in PARTS if args.device == "cpu" or part != "decode"]
-    if "decode" in args.parts and args.device != "cpu":
-        p.error("--parts decode: measured on CPU only (--device cpu)")
+        args.parts = [part for part in PARTS if args.device == "cpu" or part not in CPU_ONLY]
+    if args.device != "cpu" and (cpu_only := [part for part in args.parts if part in CPU_ONLY]):
+        p.error(f"--parts {','.join(cpu_only)}: measured on CPU only (--device cpu)")
     sizes = args.sizes or (attention.QUICK_SIZES if args.quick else attention.SIZES)
     repeat = 2 if args.quick and args.repeat == 5 else args.repeat
     memory = not args.no_memory
@@ -100,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "decode" in args.parts:
         lengths = args.sizes or (decode.DECODE_LENGTHS[:3] if args.quick else decode.DECODE_LENGTHS)
         parts["decode"] = decode.run_decode(lengths, repeat)
+    if "latent-decode" in args.parts:
+        lengths = args.sizes or latent_decode.LATENT_DECODE_LENGTHS[: 2 if args.quick else None]
+        parts["latent_decode"] = latent_decode.run_latent_decode(lengths, repeat)
     path = args.out / f"{args.device}.json"
     results = report.save(path, parts)
     print(report.summary(results))

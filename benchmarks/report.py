@@ -99,6 +99,23 @@ def _decode_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _latent_decode_table(results: dict[str, Any]) -> list[str]:
+    part = results["latent_decode"]
+    designs = part["designs"]
+    lines = ["decoding with MHA, GQA and MLA, one layer: ms per generated token (cache per token)"]
+    lines.append(f"{'t':>6} | " + " | ".join(f"{row['label']:>16}" for row in designs.values()))
+    lines.append(
+        f"{'':>6} | "
+        + " | ".join(f"{row['cache_bytes_per_token']:>10} B/tok" for row in designs.values())
+    )
+    for i, t in enumerate(part["lengths"]):
+        lines.append(
+            f"{t:>6} | " + " | ".join(f"{row['time_s'][i] * 1e3:16.3f}" for row in designs.values())
+        )
+    lines.append(f"  log-log slopes: {part['slopes']}")
+    return lines
+
+
 def summary(results: dict[str, Any]) -> str:
     """A plain-text table of each part the results hold, the slopes and the targets."""
     lines: list[str] = []
@@ -107,6 +124,7 @@ def summary(results: dict[str, Any]) -> str:
         ("train", _train_table),
         ("low_precision", _low_precision_table),
         ("decode", _decode_table),
+        ("latent_decode", _latent_decode_table),
     ):
         if key in results:
             lines += table(results)
