@@ -151,6 +151,9 @@ class MultiHeadAttention(nn.Module):
         >>> out2, none = blocks(x, is_causal=True)
         >>> torch.allclose(out2, mha(x, is_causal=True)[0], atol=1e-6), none
         (True, None)
+        >>> gpt_oss = MultiHeadAttention(8, 2, sinks=True)  # one learned sink logit per head
+        >>> gpt_oss.sinks.shape, gpt_oss(x)[1].sum(dim=-1).lt(1).all()  # rows sum below 1
+        (torch.Size([2]), tensor(True))
     """
 
     def __init__(
@@ -254,6 +257,7 @@ class MultiHeadAttention(nn.Module):
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
         # causal with a cache: bottom-right, new query i sees the cache and new keys 0..i
+        # (a rolling cache, KVCache(window=...), adds its window and sink tokens)
         attn_mask, is_causal = _with_causal(attn_mask, is_causal, q, k, kv_cache)
         # --8<-- [end:cache]
         # --8<-- [start:attend]
