@@ -9,10 +9,10 @@ from pathlib import Path
 
 import torch
 
-from . import attention, decode, latent_decode, low_precision, report
+from . import attention, decode, flex_cpu, latent_decode, low_precision, report
 
-PARTS = ("forward", "train", "low-precision", "decode", "latent-decode")
-CPU_ONLY = ("decode", "latent-decode")  # decoding is measured on CPU only
+PARTS = ("forward", "train", "low-precision", "decode", "latent-decode", "flex-cpu")
+CPU_ONLY = ("decode", "latent-decode", "flex-cpu")  # decoding, FlexAttention on a CPU
 DEFAULT_OUT = attention.ROOT / "docs" / "bench-results"
 
 
@@ -104,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "latent-decode" in args.parts:
         lengths = args.sizes or latent_decode.LATENT_DECODE_LENGTHS[: 2 if args.quick else None]
         parts["latent_decode"] = latent_decode.run_latent_decode(lengths, repeat)
+    if "flex-cpu" in args.parts:
+        parts["flex_cpu"] = flex_cpu.run_flex_cpu(repeat)
     path = args.out / f"{args.device}.json"
     results = report.save(path, parts)
     print(report.summary(results))

@@ -116,6 +116,16 @@ def _latent_decode_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _flex_cpu_table(results: dict[str, Any]) -> list[str]:
+    flex = results["flex_cpu"]
+    lines = [f"FlexAttention on CPU, n = {flex['config']['n']}, causal:"]
+    lines.append(f"  first compiled call: {flex['first_call_s']:.3g} s")
+    for name, seconds in flex["steady_s"].items():
+        lines.append(f"  {name:>10}: {seconds * 1e3:8.2f} ms per call")
+    lines.append(f"  backward: {flex['backward'] or 'runs'}")
+    return lines
+
+
 def summary(results: dict[str, Any]) -> str:
     """A plain-text table of each part the results hold, the slopes and the targets."""
     lines: list[str] = []
@@ -125,6 +135,7 @@ def summary(results: dict[str, Any]) -> str:
         ("low_precision", _low_precision_table),
         ("decode", _decode_table),
         ("latent_decode", _latent_decode_table),
+        ("flex_cpu", _flex_cpu_table),
     ):
         if key in results:
             lines += table(results)

@@ -1,9 +1,11 @@
 """The FlexAttention-on-CPU part's logic at a tiny size, not its timings."""
 
+import json
+
 import pytest
 import torch
 
-from benchmarks import flex_cpu
+from benchmarks import cli, flex_cpu, report
 
 
 @pytest.mark.filterwarnings(f"ignore:{flex_cpu.EAGER}:UserWarning")  # "compiled" runs eagerly
@@ -24,3 +26,19 @@ def test_inputs_are_seeded():
     first, second = flex_cpu.inputs(config), flex_cpu.inputs(config)
     assert first[0].shape == (1, 4, 4, 2)
     assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
+
+
+def test_the_part_merges_alone_and_is_summarized(tmp_path, monkeypatch):
+    measured = {
+        "config": {"n": 1024},
+        "first_call_s": 9.5,
+        "steady_s": {"compiled": 0.01, "eager": 0.2, "reference": 0.05},
+        "backward": None,
+    }
+    monkeypatch.setattr(flex_cpu, "run_flex_cpu", lambda repeat: measured)
+    (tmp_path / "cpu.json").write_text(json.dumps({"elsewhere": {"kept": True}}))
+    assert cli.main(["--parts", "flex-cpu", "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "cpu.json").read_text())
+    assert results == {"elsewhere": {"kept": True}, "flex_cpu": measured}
+    text = report.summary(results)
+    assert "first compiled call: 9.5 s" in text and "backward: runs" in text
