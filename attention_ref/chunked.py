@@ -33,20 +33,31 @@ Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention
 
 Masks follow PyTorch SDPA: a **boolean** mask is True where a query **may attend**; a
 **floating** mask is **added** to the scores (0 keeps, -inf removes).
+
+Masks and score functions of indices (FlexAttention's ``mask_mod`` and ``score_mod``, see
+``attention_ref.mask_mods``): the tiles a ``mask_mod`` leaves empty are skipped in both
+passes and the partly masked ones masked inside (``attention_ref.tile_plan``). A
+``score_mod`` changes each tile's scores before the mask; the backward pass calls it again
+on each tile under autograd, which gives the gradient of the scores and that of every tensor
+the function uses that requires one (``relative_bias``'s table): those tensors are found
+once per call by following the autograd graph of the function's result on one score.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import torch
 from torch import Tensor
 
 from ._checks import check_block_size, check_mask, check_qkv
+from ._mods import MaskMod, ScoreMod, call, check_callable
 from ._precision import upcast
 from .attention import _expand_kv_heads
+from .flex import _check_heads
+from .tile_plan import TilePlan, plan_tiles
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
@@ -103,15 +114,89 @@ class _Tiling(NamedTuple):
     scale: float
     b_q: int  # queries per tile
     b_k: int  # keys per block
+    plan: TilePlan | None = None  # a mask_mod's tiles: the empty ones are never visited
+    score_mod: ScoreMod | None = None  # changes each tile's scores (natural units)
 
 
 def _tiles(L: int, S: int, tiling: _Tiling) -> Iterator[tuple[slice, list[slice]]]:
     """Each tile of query rows with its blocks of key columns. Causal: the blocks entirely
-    above the diagonal are skipped (all their keys are hidden)."""
+    above the diagonal are skipped (all their keys are hidden); a mask_mod: its plan's."""
+    if tiling.plan is not None:
+        yield from ((rows, list(blocks)) for rows, blocks in tiling.plan.tiles)
+        return
     for i in range(0, L, tiling.b_q):
         rows = slice(i, min(i + tiling.b_q, L))
         last_key = min(S, rows.stop) if tiling.is_causal else S
         yield rows, [slice(j, min(j + tiling.b_k, S)) for j in range(0, last_key, tiling.b_k)]
+
+
+def _score_mod_tile(scores: Tensor, rows: slice, cols: slice, tiling: _Tiling) -> Tensor:
+    """``score_mod`` on one tile of scores (B, b_q, b_k), seen as (N, H, b_q, b_k) with the
+    tile's indices; a new (B, b_q, b_k) tensor."""
+    N, H = tiling.batch  # 4-D inputs: B = N·H
+    device = scores.device
+    b = torch.arange(N, device=device).view(N, 1, 1, 1)  # (N, 1, 1, 1)
+    h = torch.arange(H, device=device).view(1, H, 1, 1)  # (1, H, 1, 1)
+    q_idx = torch.arange(rows.start, rows.stop, device=device).view(1, 1, -1, 1)  # (1,1,b_q,1)
+    kv_idx = torch.arange(cols.start, cols.stop, device=device).view(1, 1, 1, -1)  # (1,1,1,b_k)
+    tile = scores.view(N, H, *scores.shape[1:])  # (N, H, b_q, b_k)
+    changed = call("score_mod", cast(ScoreMod, tiling.score_mod), tile, b, h, q_idx, kv_idx)
+    return changed.expand(tile.shape).reshape(scores.shape)  # (B, b_q, b_k)
+
+
+def _through_score_mod(
+    dz: Tensor,
+    q_tile: Tensor,
+    k_t: Tensor,
+    rows: slice,
+    cols: slice,
+    tiling: _Tiling,
+    captured: list[Tensor],
+    d_captured: list[Tensor | None],
+) -> Tensor:
+    """The chain rule through ``score_mod``: from dZ, the gradient of a tile's modified scores,
+    to dS, that of ``s = scale · q kᵀ`` (B, b_q, b_k); the gradients of the tensors it
+    captures are added to ``d_captured``.
+
+    The tile's ``score_mod`` is computed again under autograd and differentiated with
+    ``torch.autograd.grad``: any function of the scores and tensors works, with no formula.
+    """
+    s = torch.bmm(q_tile, k_t[:, :, cols]).mul_(tiling.scale).requires_grad_()  # (B, b_q, b_k)
+    with torch.enable_grad():
+        z = _score_mod_tile(s, rows, cols, tiling)
+        ds, *found = torch.autograd.grad(
+            z, (s, *captured), dz, retain_graph=bool(captured), allow_unused=True
+        )
+    for i, grad in enumerate(found):
+        total = d_captured[i]
+        if grad is not None:
+            d_captured[i] = grad if total is None else total + grad
+    return torch.zeros_like(dz) if ds is None else ds
+
+
+def _captured(score_mod: ScoreMod, dtype: torch.dtype, device: torch.device) -> tuple[Tensor, ...]:
+    """The tensors that need a gradient and that ``score_mod`` uses: the leaves of the
+    autograd graph of its result on one score of zero (nothing if gradients are off)."""
+    if not torch.is_grad_enabled():
+        return ()
+    zero = torch.zeros((1, 1, 1, 1), dtype=torch.long, device=device)
+    probe = score_mod(torch.zeros((1, 1, 1, 1), dtype=dtype, device=device), *(zero,) * 4)
+    if not isinstance(probe, Tensor) or not probe.requires_grad:
+        return ()
+    if probe.grad_fn is None:  # the function returned a leaf itself
+        return (probe,)
+    leaves, seen, stack = [], set(), [probe.grad_fn]  # walk the graph back to its leaves
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)  # AccumulateGrad: a leaf
+        if isinstance(variable, Tensor):
+            leaves.append(variable)
+        else:
+            stack.extend(fn for fn, _ in node.next_functions if fn is not None)
+    return tuple(leaves)
 
 
 def _scores(
@@ -140,13 +225,21 @@ def _scores(
         bias, beta = buffer.new_zeros(()), 0.0  # no float mask: baddbmm ignores it (beta=0)
     shape = (q.size(0), q_tile.size(1), k_block.size(2))
     out = buffer[: math.prod(shape)].view(shape)  # the last blocks may be smaller
-    alpha = tiling.scale * _LOG2_E
-    scores = torch.baddbmm(bias, q_tile, k_block, beta=beta, alpha=alpha, out=out)
+    if tiling.score_mod is not None:  # it sees scale · q kᵀ, not base 2: then convert
+        scores = torch.bmm(q_tile, k_block, out=out).mul_(tiling.scale)
+        scores = out.copy_(_score_mod_tile(scores, rows, cols, tiling)).mul_(_LOG2_E)
+        if lse is not None:
+            scores.sub_(lse[:, rows])
+    else:
+        alpha = tiling.scale * _LOG2_E
+        scores = torch.baddbmm(bias, q_tile, k_block, beta=beta, alpha=alpha, out=out)
     if float_mask is not None and lse is not None:
         scores.sub_(lse[:, rows])
     keep: Tensor | None = None
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         keep = _mask_block(attn_mask, tiling.batch, rows, cols)  # (B or 1, b_q, b_k)
+    elif tiling.plan is not None:  # None where the mask_mod allows the whole tile
+        keep = tiling.plan.keep(rows, cols, q.device)  # (B or 1, b_q or 1, b_k or 1)
     else:
         keep = _causal_block(rows, cols, q.device) if tiling.is_causal else None
     if keep is not None:
@@ -201,7 +294,7 @@ def _forward(
 
 def _backward(
     grad_out: Tensor, saved: tuple[Tensor, ...], tiling: _Tiling, mask_grad: bool
-) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None, list[Tensor | None]]:
     """FlashAttention-2's backward: each block's weights are recomputed from the log-sum-exp.
 
     Per block: ``P = 2^(scores - lse)``, ``dV += Pᵀ dO``, ``dP = dO Vᵀ``,
@@ -209,7 +302,7 @@ def _backward(
     ``dK += scale · dZᵀ Q``. Two blocks are alive at a time, never the L×S matrix (unless a
     float mask wants a gradient: that gradient is as large as the mask).
     """
-    q, k, v, attn_mask, out, lse = saved
+    q, k, v, attn_mask, out, lse, *captured = saved  # captured: tensors score_mod uses
     (B, L, _), S = q.shape, k.size(1)
     d_out = grad_out.contiguous()  # (B, L, Dv); the gradient of a sum() is an expanded view
     # --8<-- [start:delta]
@@ -217,6 +310,7 @@ def _backward(
     # --8<-- [end:delta]
     dq, dk, dv = torch.empty_like(q), torch.zeros_like(k), torch.zeros_like(v)
     d_mask = q.new_zeros(B, L, S) if mask_grad else None
+    d_captured: list[Tensor | None] = [None] * len(captured)
     k_t, v_t = k.transpose(1, 2), v.transpose(1, 2)  # (B, D, S), (B, Dv, S)
     size = B * min(tiling.b_q, L) * min(tiling.b_k, S)
     p_buffer, dp_buffer = q.new_empty(size), q.new_empty(size)
@@ -231,6 +325,8 @@ def _backward(
             dp = dp_buffer[: p.numel()].view(p.shape)
             torch.baddbmm(delta[:, rows], do, v_t[:, :, cols], beta=-1.0, out=dp)  # dO Vᵀ - delta
             dz = dp.mul_(p)  # dZ = P ∘ (dP - delta), Z the scores
+            if tiling.score_mod is not None:  # Z = score_mod(S): dS, and its tensors' grads
+                dz = _through_score_mod(dz, q_tile, k_t, rows, cols, tiling, captured, d_captured)
             dq_tile.baddbmm_(dz, k[:, cols], alpha=tiling.scale)  # dQ += scale · dZ K
             dk[:, cols] += torch.bmm(dz.transpose(1, 2), q_tile).mul_(tiling.scale)  # dK
             # --8<-- [end:block]
@@ -239,7 +335,7 @@ def _backward(
         dq[:, rows] = dq_tile
     if d_mask is not None:
         d_mask = d_mask.reshape(*tiling.batch, L, S).sum_to_size(attn_mask.shape)
-    return dq, dk, dv, d_mask
+    return dq, dk, dv, d_mask, d_captured
 
 
 class _FlashAttention(torch.autograd.Function):
@@ -248,23 +344,31 @@ class _FlashAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx: Any, q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, tiling: _Tiling
+        ctx: Any,
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        attn_mask: Tensor | None,
+        tiling: _Tiling,
+        *captured: Tensor,  # the tensors a score_mod uses that need a gradient
     ) -> Tensor:
         out, lse = _forward(q, k, v, attn_mask, tiling)
-        ctx.save_for_backward(q, k, v, attn_mask, out, lse)
+        ctx.save_for_backward(q, k, v, attn_mask, out, lse, *captured)
         ctx.tiling = tiling
         return out
 
     @staticmethod
-    def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor | None, None]:
+    def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor | None, ...]:
         if torch.is_grad_enabled():  # backward(create_graph=True): a second derivative
             raise RuntimeError(
                 "chunked_attention: a second derivative (create_graph=True) is not supported; "
                 "use scaled_dot_product_attention for higher-order gradients"
             )
         mask_grad = ctx.needs_input_grad[3]
-        dq, dk, dv, d_mask = _backward(grad_out, ctx.saved_tensors, ctx.tiling, mask_grad)
-        return dq, dk, dv, d_mask, None
+        dq, dk, dv, d_mask, d_captured = _backward(
+            grad_out, ctx.saved_tensors, ctx.tiling, mask_grad
+        )
+        return dq, dk, dv, d_mask, None, *d_captured
 
 
 def chunked_attention(
@@ -274,8 +378,11 @@ def chunked_attention(
     attn_mask: Tensor | None = None,
     is_causal: bool = False,
     scale: float | None = None,
-    block_size: int | tuple[int, int] = DEFAULT_BLOCK_SIZE,
+    block_size: int | tuple[int, int] | None = None,
     enable_gqa: bool = False,
+    *,
+    mask_mod: MaskMod | TilePlan | None = None,
+    score_mod: ScoreMod | None = None,
 ) -> Tensor:
     r"""Exact scaled dot-product attention, computed block by block with the online softmax.
 
@@ -301,15 +408,27 @@ def chunked_attention(
             entirely above the diagonal are skipped. Not allowed with ``attn_mask``.
         scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         block_size: ``(b_q, b_k)``, the query tile and key block sizes, or one int for both.
-            Any positive sizes give the same result; they need not divide L or S.
+            Any positive sizes give the same result; they need not divide L or S. Default:
+            a plan's, else ``DEFAULT_BLOCK_SIZE``. Smaller tiles fit a local mask better.
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
+        mask_mod: A mask function ``mask_mod(b, h, q_idx, kv_idx) -> bool``, True where a
+            query may attend (see ``attention_ref.mask_mods``), or its
+            [`TilePlan`][attention_ref.tile_plan.TilePlan] for these sizes. The tiles it
+            leaves empty are skipped in both passes. 4-D inputs ``(N, H, L, E)``: ``b`` and
+            ``h`` index N and the query heads. Build the plan once with
+            [`plan_tiles`][attention_ref.tile_plan.plan_tiles] to reuse it: planning calls
+            the function on every index.
+        score_mod: ``score_mod(score, b, h, q_idx, kv_idx)``, the new score, applied to
+            ``scale · q kᵀ`` before the mask (4-D inputs). Gradients also reach the tensors
+            it uses that require them (``relative_bias``'s table).
 
     Returns:
         ``(..., L, Dv)``; zeros (never NaN) for a query whose keys are all masked.
 
     Raises:
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
-            with ``attn_mask``, or a block size below 1.
+            with ``attn_mask``, ``mask_mod`` or ``score_mod`` with either, inputs that are not
+            4-D with them, a plan made for other sizes, or a block size below 1.
         TypeError: On non-floating inputs, mixed dtypes, an integer mask or a non-int block size.
         RuntimeError: In the backward pass, if a second derivative is asked for
             (``create_graph=True``).
@@ -328,10 +447,19 @@ def chunked_attention(
         >>> causal = chunked_attention(q, k, v, is_causal=True, block_size=2)
         >>> torch.allclose(causal, scaled_dot_product_attention(q, k, v, is_causal=True))
         True
+        >>> from attention_ref.mask_mods import flex_reference, sliding_window
+        >>> window = sliding_window(2)  # a mask function: 3 of the 3 × 4 tiles are empty
+        >>> out = chunked_attention(q, k, v, block_size=2, mask_mod=window)
+        >>> torch.allclose(out, flex_reference(q, k, v, mask_mod=window), atol=1e-6)
+        True
     """
     check_qkv(query, key, value)
+    if mask_mod is not None or score_mod is not None:
+        _check_mods(query, key, value, attn_mask, is_causal, mask_mod, score_mod, enable_gqa)
     if enable_gqa:  # each key/value head serves a group of query heads
         key, value = _expand_kv_heads(query, key, "key"), _expand_kv_heads(query, value, "value")
+    if block_size is None:
+        block_size = mask_mod.block_size if isinstance(mask_mod, TilePlan) else DEFAULT_BLOCK_SIZE
     b_q, b_k = check_block_size(block_size)
     batch = _batch_shape(query, key, value)
     L, S, D, Dv = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
@@ -341,7 +469,9 @@ def chunked_attention(
         check_mask(attn_mask, torch.Size((*batch, L, S)))
     if scale is None:
         scale = 1.0 / math.sqrt(D)
-    tiling = _Tiling(batch, is_causal, scale, b_q, b_k)
+    plan = _plan(mask_mod, (*batch, L, S), (b_q, b_k), query.device)
+    tiling = _Tiling(batch, is_causal, scale, b_q, b_k, plan, score_mod)
+    captured = () if score_mod is None else _captured(score_mod, upcast(query).dtype, query.device)
 
     dtype = query.dtype  # float16/bfloat16: computed in float32, returned in the input dtype
     query, key, value = upcast(query), upcast(key), upcast(value)
@@ -351,5 +481,50 @@ def chunked_attention(
     q = query.expand(*batch, L, D).reshape(-1, L, D)  # (B, L, D), a view if nothing broadcasts
     k = key.expand(*batch, S, D).reshape(-1, S, D)  # (B, S, D)
     v = value.expand(*batch, S, Dv).reshape(-1, S, Dv)  # (B, S, Dv)
-    out = _FlashAttention.apply(q, k, v, attn_mask, tiling)  # (B, L, Dv)
+    out = _FlashAttention.apply(q, k, v, attn_mask, tiling, *captured)  # (B, L, Dv)
     return out.reshape(*batch, L, Dv).to(dtype)
+
+
+def _check_mods(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None,
+    is_causal: bool,
+    mask_mod: MaskMod | TilePlan | None,
+    score_mod: ScoreMod | None,
+    enable_gqa: bool,
+) -> None:
+    """A mask or score function: 4-D inputs, no ``attn_mask`` or ``is_causal`` beside it."""
+    name = "mask_mod" if mask_mod is not None else "score_mod"
+    if attn_mask is not None or is_causal:
+        other = "attn_mask" if attn_mask is not None else "is_causal"
+        raise ValueError(
+            f"{name}: cannot be combined with {other}; put the mask in mask_mod "
+            "(causal(), or and_masks(causal(), ...), says is_causal)"
+        )
+    if score_mod is not None:
+        check_callable("score_mod", score_mod)
+    if mask_mod is not None and not isinstance(mask_mod, TilePlan):
+        check_callable("mask_mod", mask_mod)
+    _check_heads(query, key, value, enable_gqa)
+
+
+def _plan(
+    mask_mod: MaskMod | TilePlan | None,
+    shape: tuple[int, ...],
+    block_size: tuple[int, int],
+    device: torch.device,
+) -> TilePlan | None:
+    """The tiles of ``mask_mod`` (a function, planned now, or a plan checked against the call)."""
+    if mask_mod is None:
+        return None
+    if not isinstance(mask_mod, TilePlan):
+        N, H, L, S = shape
+        return plan_tiles(mask_mod, N, H, L, S, block_size, device=device)
+    if mask_mod.shape != tuple(shape) or mask_mod.block_size != block_size:
+        raise ValueError(
+            f"mask_mod: expected a plan for (N, H, L, S) = {tuple(shape)} and block_size "
+            f"{block_size}, got one for {mask_mod.shape} and {mask_mod.block_size}"
+        )
+    return mask_mod

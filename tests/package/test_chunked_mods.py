@@ -1,0 +1,240 @@
+"""chunked_attention with mask and score functions (FlexAttention's mask_mod, score_mod):
+equal to flex_reference, values and gradients (float64), the tiles a mask leaves empty skipped
+in both passes, and the tile plan."""
+
+import pytest
+import torch
+
+import attention_ref.chunked as chunked_module
+from attention_ref.chunked import chunked_attention
+from attention_ref.mask_mods import (
+    alibi,
+    and_masks,
+    block_sparsity,
+    causal,
+    chunked,
+    dilated_sliding_window,
+    document,
+    flex_reference,
+    not_mask,
+    or_masks,
+    padding,
+    prefix_lm,
+    relative_bias,
+    sliding_window,
+    softcap,
+)
+from attention_ref.tile_plan import TilePlan, plan_tiles
+
+from ._compare import assert_close_scaled
+
+N, H, H_KV, L, S, E, EV = 2, 4, 2, 13, 17, 5, 3
+
+
+def _per_head(b, h, q_idx, kv_idx):  # heads 0, 1 causal; heads 2, 3 see the first 8 keys
+    return torch.where(h < 2, kv_idx <= q_idx, kv_idx < 8)
+
+
+def _per_batch(b, h, q_idx, kv_idx):  # batch 1 sees nothing at all: zeros
+    return (b == 0) & (kv_idx <= q_idx + 2)
+
+
+MASKS = {
+    "none": None,
+    "causal": causal(),
+    "causal window": and_masks(causal(), sliding_window(4)),
+    "window": sliding_window(3),
+    "documents": and_masks(causal(), document(torch.tensor([0] * 5 + [1] * 8 + [2] * 4))),
+    "padding": padding(torch.tensor([3, 17])),
+    "prefix_lm": prefix_lm(5),
+    "chunked": chunked(4),
+    "dilated": dilated_sliding_window(3, 2),
+    "or/not": or_masks(not_mask(causal()), sliding_window(2)),
+    "per head": _per_head,
+    "per batch": _per_batch,
+}
+
+
+def _inputs(dtype=torch.float64, kv_heads=H_KV, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(N, H, L, E, dtype=dtype, generator=gen)
+    k = torch.randn(N, kv_heads, S, E, dtype=dtype, generator=gen)
+    v = torch.randn(N, kv_heads, S, EV, dtype=dtype, generator=gen)
+    table = torch.randn(H, 7, dtype=dtype, generator=gen)  # M = 3
+    return q, k, v, table
+
+
+def _score_mods(table):
+    return {
+        "none": None,
+        "alibi": alibi(H),
+        "softcap": softcap(1.5),
+        "relative_bias": relative_bias(table),
+        "bias * 2": _doubled_bias(table),
+    }
+
+
+def _doubled_bias(table):  # a score function written by hand, capturing `table`
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + 2 * table[h, (kv_idx - q_idx).clamp(-3, 3) + 3]
+
+    return score_mod
+
+
+def _values_and_grads(fn, q, k, v, table):
+    leaves = [x.detach().clone().requires_grad_() for x in (q, k, v, table)]
+    out = fn(*leaves)
+    g = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(1))
+    grads = torch.autograd.grad(out, leaves, g, allow_unused=True)
+    return out, [
+        torch.zeros_like(x) if d is None else d for x, d in zip(leaves, grads, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("mask", list(MASKS))
+@pytest.mark.parametrize("score", ["none", "alibi", "softcap", "relative_bias", "bias * 2"])
+@pytest.mark.parametrize("block_size", [(2, 3), 4, (5, 17), 100])
+def test_equals_flex_reference_values_and_gradients(mask, score, block_size):
+    q, k, v, table = _inputs()
+
+    def ours(q, k, v, table):
+        return chunked_attention(
+            q,
+            k,
+            v,
+            block_size=block_size,
+            enable_gqa=True,
+            mask_mod=MASKS[mask],
+            score_mod=_score_mods(table)[score],
+        )
+
+    def reference(q, k, v, table):
+        mod = _score_mods(table)[score]
+        return flex_reference(q, k, v, mask_mod=MASKS[mask], score_mod=mod, enable_gqa=True)
+
+    out, grads = _values_and_grads(ours, q, k, v, table)
+    expected, expected_grads = _values_and_grads(reference, q, k, v, table)
+    assert_close_scaled(out, expected)
+    for name, a, b in zip(["query", "key", "value", "table"], grads, expected_grads, strict=True):
+        assert_close_scaled(a, b, what=f"grad of {name}")
+
+
+def test_float32_and_no_grad():
+    q, k, v, table = _inputs(torch.float32, kv_heads=H)
+    mods = {"mask_mod": MASKS["causal window"], "score_mod": relative_bias(table)}
+    with torch.no_grad():
+        out = chunked_attention(q, k, v, block_size=4, **mods)
+    assert_close_scaled(out, flex_reference(q, k, v, **mods))
+
+
+def test_gradients_reach_a_tensor_the_score_function_computes_from_a_parameter():
+    q, k, v, _ = _inputs()
+    weight = torch.randn(H, 7, dtype=torch.float64, requires_grad=True)
+    table = weight.tanh()  # not a leaf: the gradient goes on to `weight`
+    grads = {}
+    for name, fn in (("ours", chunked_attention), ("reference", flex_reference)):
+        kwargs = {"block_size": 4} if name == "ours" else {}
+        out = fn(q, k, v, score_mod=relative_bias(table), enable_gqa=True, **kwargs)
+        (grads[name],) = torch.autograd.grad(out.square().sum(), [weight], retain_graph=True)
+    assert_close_scaled(grads["ours"], grads["reference"])
+
+
+def _count_tiles(monkeypatch):
+    """The number of tiles whose scores are computed, forward and backward together."""
+    calls = []
+    original = chunked_module._scores
+    monkeypatch.setattr(
+        chunked_module, "_scores", lambda *args, **kw: calls.append(1) or original(*args, **kw)
+    )
+    return calls
+
+
+def test_empty_tiles_are_skipped_in_the_forward_and_the_backward(monkeypatch):
+    calls = _count_tiles(monkeypatch)
+    q, k, v = (torch.randn(1, 2, 64, 4, requires_grad=True) for _ in range(3))
+    window = and_masks(causal(), sliding_window(16))  # 8 × 8 tiles of 8: 3 diagonals
+    out = chunked_attention(q, k, v, block_size=8, mask_mod=window)
+    plan = plan_tiles(window, 1, 2, 64, 64, block_size=8)
+    assert (plan.total, plan.skipped, len(plan.partial)) == (64, 43, 14)  # 8 + 7 + 6 computed
+    assert len(calls) == 21
+    out.sum().backward()
+    assert len(calls) == 2 * 21  # the backward visits the same 21 tiles
+    assert plan.skipped / plan.total * 100 == block_sparsity(window, 1, 2, 64, 64, block_size=8)
+
+
+def test_a_tile_is_skipped_only_if_every_batch_element_and_head_leaves_it_empty():
+    plan = plan_tiles(_per_head, N, H, 12, 12, block_size=6)
+    assert plan.skipped == 0  # tile (0, 6): empty for heads 0, 1 (causal), not for 2, 3
+    assert plan.partial == {(0, 0), (0, 6), (6, 6)}  # (6, 0) is full for every head
+    full = plan_tiles(lambda b, h, q, kv: kv >= 0, 1, 1, 12, 12, block_size=(5, 4))
+    assert (full.skipped, full.partial, full.total) == (0, frozenset(), 9)
+
+
+def test_a_plan_is_reused_and_checked(monkeypatch):
+    q, k, v, _ = _inputs(kv_heads=H)
+    plan = plan_tiles(causal(), N, H, L, S, block_size=(4, 6))
+    assert isinstance(plan, TilePlan)
+    expected = flex_reference(q, k, v, mask_mod=causal())
+    assert_close_scaled(chunked_attention(q, k, v, mask_mod=plan), expected)  # its block size
+    with pytest.raises(ValueError, match=r"mask_mod: expected a plan for \(N, H, L, S\)"):
+        chunked_attention(q, k, v, mask_mod=plan, block_size=4)
+    with pytest.raises(ValueError, match=r"mask_mod: expected a plan for"):
+        chunked_attention(q[:, :, :5], k, v, mask_mod=plan)
+
+
+def test_a_row_the_mask_leaves_empty_gives_zeros_and_finite_gradients():
+    q, k, v, _ = _inputs(kv_heads=H)
+    q.requires_grad_()
+    out = chunked_attention(q, k, v, block_size=4, mask_mod=_per_batch)
+    assert torch.equal(out[1], torch.zeros_like(out[1]))
+    (grad,) = torch.autograd.grad(out.sum(), [q])
+    assert grad.isfinite().all() and torch.equal(grad[1], torch.zeros_like(grad[1]))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"mask_mod": causal(), "is_causal": True},
+            ValueError,
+            r"mask_mod: cannot be combined with is_causal; put the mask in mask_mod \(causal\(\)",
+        ),
+        (
+            {"score_mod": softcap(2.0), "attn_mask": torch.ones(3, 5, dtype=torch.bool)},
+            ValueError,
+            r"score_mod: cannot be combined with attn_mask",
+        ),
+        ({"mask_mod": "causal"}, TypeError, r"mask_mod: expected a function, got str"),
+        ({"score_mod": 2.0}, TypeError, r"score_mod: expected a function, got float"),
+        (
+            {"mask_mod": lambda b, h, q, kv: (kv <= q).int()},
+            TypeError,
+            r"mask_mod: expected a function that returns a bool tensor, got dtype torch.int32",
+        ),
+        (
+            {"mask_mod": lambda b, h, q, kv: torch.ones(3, 1, 1, 1, dtype=torch.bool)},
+            ValueError,
+            r"mask_mod: expected a result broadcastable to \(N, H, L, S\)",
+        ),
+        (
+            {"score_mod": lambda s, b, h, q, kv: s[..., :1, :1].squeeze(-1)},
+            ValueError,
+            r"score_mod: expected a result broadcastable to \(N, H, L, S\)",
+        ),
+        (
+            {"mask_mod": causal(), "query": torch.randn(2, 3, 4)},
+            ValueError,
+            r"query: expected 4 dimensions \(N, H, length, width\), got 3",
+        ),
+        (
+            {"score_mod": relative_bias(torch.zeros(1, 3)), "block_size": 2},
+            ValueError,
+            r"score_mod: expected a function defined for every index",
+        ),
+    ],
+)
+def test_bad_input_names_the_argument(kwargs, error, message):
+    args = {"query": torch.randn(1, 2, 3, 4), "key": torch.randn(1, 2, 5, 4)}
+    args |= {"value": torch.randn(1, 2, 5, 2), **kwargs}
+    with pytest.raises(error, match=message):
+        chunked_attention(**args)
