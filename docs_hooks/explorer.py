@@ -1,0 +1,210 @@
+"""The attention explorer's data: weights from attention_ref.lab.attention_maps, as plain JSON.
+
+The hook (docs_hooks/hooks/explorer.py) writes ``explorer_json()`` into the site as
+``explorer/attention.json``; docs/javascripts/explorer.js draws it on the visualizing page.
+The file holds, for every view, the tokens (string arrays), the weights nested as
+``layers[layer][head][query][key]`` (numbers in [0, 1], masked keys 0, each the shortest
+decimal that reads back as the same float32) and the mask (1 = may attend), and the explorer's
+words in both languages: the page picks its own by ``<html lang>``.
+
+Shape legend: L queries, S keys.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+DATA_PATH = "explorer/attention.json"  # where the site serves it
+
+# Where each view's code is shown: anchors on the visualizing page, or another page's section.
+CODE = "#explorer-code"
+LINKS = {
+    "toy": [("#toy-task", "train_toy_model"), (CODE, "attention_maps")],
+    "positions": [("../positions/#experiment", "train_with_positions"), (CODE, "attention_maps")],
+    "decoder": [("../decoding/#next-token", "TinyDecoder"), (CODE, "train_counting_decoder")],
+    "gallery": [(CODE, "mask_gallery"), ("../positions/#alibi", "alibi_bias")],
+}
+
+TEXT: dict[str, dict[str, Any]] = {
+    "en": {
+        "label": "Attention explorer",
+        "view": "View",
+        "layer": "Layer",
+        "head": "Head",
+        "scale": "Colour scale",
+        "linear": "linear",
+        "log": "log",
+        "mask": "Show the mask",
+        "table": "Show as table",
+        "models": "Trained models",
+        "gallery": "Mask gallery with ALiBi",
+        "layer_n": "layer {n}",
+        "head_n": "head {n}",
+        "slope": "head {n}: slope 1/{d}",
+        "query": "query",
+        "key": "key",
+        "queries": "queries",
+        "keys": "keys",
+        "readout": "query {q} → key {k}: {w}",
+        "masked": "query {q} → key {k}: masked (0)",
+        "row": "Row of query {q}: {weights}",
+        "sum": "weights sum",
+        "sums": "Weights sum per row",
+        "code": "Code:",
+        "help": "Hover, tap or focus a cell. In the heat map, the arrow keys move the "
+        "selected cell; Home and End go to the row's first and last key.",
+        "grid": "Attention weights, queries down the side, keys along the top",
+        "caption": "{view}, {layer}, {head}: weights of each query (row) over the keys (columns)",
+        "loading": "Loading the explorer…",
+        "failed": "The explorer's data could not be loaded; the figure shows the toy model.",
+        "views": {
+            "toy": "Toy model: previous and mirrored token",
+            "none": "Positions experiment: no positions",
+            "sinusoidal": "Positions experiment: sinusoidal",
+            "learned": "Positions experiment: learned",
+            "rope": "Positions experiment: RoPE",
+            "decoder": "Counting decoder, 2 layers",
+            "causal": "Causal + ALiBi",
+            "sliding_window_sink": "Sliding window 3, one sink token + ALiBi",
+            "document": "Document mask (two sentences) + ALiBi",
+            "prefix_lm": "Prefix-LM, prefix of 3 + ALiBi",
+            "chunked": "Chunks of 4 + ALiBi",
+            "dilated": "Dilated window (every 2nd key) + ALiBi",
+            "causal_sink_logit": "Causal + sink logit + ALiBi",
+        },
+        "about": {
+            "toy": "The model this page trains (one attention layer, two heads, no mask) on "
+            "C A F J B E. One head reads the mirrored position, the other the previous one.",
+            "positions": "One of the four models of the positions experiment: one causal "
+            "attention layer trained to name the previous token, on 8 tokens, with {name}.",
+            "decoder": "The decoding page's decoder (two Llama-style layers of four heads, "
+            "RoPE, causal) after 60 training steps of counting modulo 10, on 7 8 9 0 1 2 3 4.",
+            "gallery": "Every score q · k is 0, so only the mask and ALiBi's distance penalty "
+            "decide the weights: each head has its own slope, the steepest first.",
+            "sink": "A learned sink logit of 0 per head (gpt-oss) joins every row's softmax "
+            "and its share is dropped: the rows sum to less than 1.",
+        },
+        "encodings": {
+            "none": "no positions (only the causal mask tells them apart)",
+            "sinusoidal": "sinusoidal positions added to the embeddings",
+            "learned": "a learned position table",
+            "rope": "RoPE inside the attention",
+        },
+    },
+    "zh": {
+        "label": "注意力浏览器",
+        "view": "视图",
+        "layer": "层",
+        "head": "头",
+        "scale": "色标",
+        "linear": "线性",
+        "log": "对数",
+        "mask": "显示掩码",
+        "table": "以表格显示",
+        "models": "训练好的模型",
+        "gallery": "掩码示例（加 ALiBi）",
+        "layer_n": "第 {n} 层",
+        "head_n": "头 {n}",
+        "slope": "头 {n}：斜率 1/{d}",
+        "query": "查询",
+        "key": "键",
+        "queries": "查询",
+        "keys": "键",
+        "readout": "查询 {q} → 键 {k}：{w}",
+        "masked": "查询 {q} → 键 {k}：被掩码（0）",
+        "row": "查询 {q} 这一行：{weights}",
+        "sum": "权重之和",
+        "sums": "每行的权重之和",
+        "code": "代码：",
+        "help": "把指针移到格子上、轻触或聚焦格子即可查看。在热力图中，方向键移动所选格子，"
+        "Home 和 End 跳到这一行的第一个和最后一个键。",
+        "grid": "注意力权重：查询在左侧，键在顶部",
+        "caption": "{view}，{layer}，{head}：每个查询（行）在各个键（列）上的权重",
+        "loading": "正在加载注意力浏览器……",
+        "failed": "无法加载浏览器的数据；下图是玩具模型的权重。",
+        "views": {
+            "toy": "玩具模型：前一个词元与镜像位置的词元",
+            "none": "位置实验：无位置信息",
+            "sinusoidal": "位置实验：正弦位置",
+            "learned": "位置实验：可学习位置",
+            "rope": "位置实验：RoPE",
+            "decoder": "计数解码器（两层）",
+            "causal": "因果掩码 + ALiBi",
+            "sliding_window_sink": "窗口为 3 的滑动窗口，一个汇点词元 + ALiBi",
+            "document": "文档掩码（两个句子）+ ALiBi",
+            "prefix_lm": "前缀语言模型，前缀长 3 + ALiBi",
+            "chunked": "每块 4 个位置的分块掩码 + ALiBi",
+            "dilated": "空洞窗口（每隔一个键）+ ALiBi",
+            "causal_sink_logit": "因果掩码 + 汇点 logit + ALiBi",
+        },
+        "about": {
+            "toy": "本页训练的模型（一层注意力、两个头、没有掩码）在 C A F J B E 上的权重。"
+            "一个头看镜像位置，另一个头看前一个位置。",
+            "positions": "位置实验的四个模型之一：一层因果注意力，在 8 个词元的序列上训练，"
+            "任务是说出前一个词元；位置信息：{name}。",
+            "decoder": "解码一页的解码器（两个 Llama 风格的层，每层四个头，RoPE，因果）"
+            "在学习模 10 计数 60 步之后，在 7 8 9 0 1 2 3 4 上的权重。",
+            "gallery": "所有分数 q · k 都是 0，权重只由掩码和 ALiBi 的距离惩罚决定："
+            "每个头有自己的斜率，最陡的在前。",
+            "sink": "每个头一个值为 0 的可学习汇点 logit（gpt-oss）参与每一行的 softmax，"
+            "它分到的份额被丢弃：每行之和小于 1。",
+        },
+        "encodings": {
+            "none": "无（只有因果掩码能区分位置）",
+            "sinusoidal": "加到嵌入上的正弦位置编码",
+            "learned": "可学习的位置表",
+            "rope": "注意力内部的 RoPE",
+        },
+    },
+}
+
+
+def _numbers(tensor) -> list:
+    """A float tensor as nested lists of the shortest decimals that read back as its float32."""
+    shortest = np.vectorize(lambda x: float(str(np.float32(x))), otypes=[object])
+    return shortest(tensor.detach().float().numpy()).tolist()
+
+
+def explorer_data() -> dict[str, Any]:
+    """Every view of the explorer: computed from attention_ref now (seeded: a few seconds)."""
+    from attention_ref.lab.attention_maps import GALLERY_TOKENS, mask_gallery, model_maps
+    from attention_ref.positions import _alibi_slopes
+
+    views = []
+    for name, found in model_maps().items():
+        group = "positions" if name in ("none", "sinusoidal", "learned", "rope") else name
+        views.append(
+            {
+                "id": name,
+                "group": "models",
+                "about": group,
+                "links": LINKS[group],
+                "tokens": found["tokens"],
+                "layers": _numbers(found["weights"]),  # (layers, H, L, S)
+                "mask": found["mask"].int().tolist(),
+            }
+        )
+    gallery = mask_gallery()
+    for name, found in gallery.items():
+        weights = found["weights"]  # (H, L, S)
+        views.append(
+            {
+                "id": name,
+                "group": "gallery",
+                "about": "gallery",
+                "links": LINKS["gallery"],
+                "tokens": list(GALLERY_TOKENS),
+                "layers": [_numbers(weights)],
+                "mask": found["mask"].int().tolist(),
+                "slopes": [round(1 / s) for s in _alibi_slopes(weights.size(0))],
+            }
+        )
+    return {"views": views, "text": TEXT}
+
+
+def explorer_json() -> str:
+    """The file the site serves: ``explorer_data()`` as compact JSON."""
+    return json.dumps(explorer_data(), ensure_ascii=False, separators=(",", ":"))
