@@ -1,20 +1,23 @@
 """From ``torch.nn`` to ``attention_ref``: PyTorch's modules copied, weights included.
 
 ``nn.MultiheadAttention``, ``nn.TransformerEncoderLayer`` and ``nn.TransformerDecoderLayer``
-have twins here with the same arguments; the classes' ``from_torch`` call these functions.
-Only the attention is stored differently: PyTorch packs $W^Q, W^K, W^V$ into one
-``in_proj_weight`` of shape ``(3E, E)``, which is cut here into ``q_proj``, ``k_proj`` and
-``v_proj``. Everything else (``linear1``, ``linear2``, ``norm1``...) has PyTorch's
-``state_dict`` keys and loads as it is.
+have twins here with the same arguments; the classes' ``from_torch`` call these functions,
+and ``MultiHeadAttention.to_torch`` goes back. Only the attention is stored differently:
+PyTorch packs $W^Q, W^K, W^V$ into one ``in_proj_weight`` of shape ``(3E, E)``, which is cut
+here into ``q_proj``, ``k_proj`` and ``v_proj`` (and concatenated again by ``to_torch``).
+Everything else (``linear1``, ``linear2``, ``norm1``...) has PyTorch's ``state_dict`` keys
+and loads as it is.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import torch
 from torch import nn
 
-__all__ = ["attention_from_torch", "layer_from_torch"]
+__all__ = ["attention_from_torch", "attention_to_torch", "layer_from_torch"]
 
 
 def _check_module(module: object, expected: type[nn.Module]) -> None:
@@ -48,6 +51,62 @@ def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
     state |= {f"out_proj.{name}": t for name, t in module.out_proj.state_dict().items()}
     ours.load_state_dict(state)
     return ours
+
+
+def _inexpressible(module: Any) -> str | None:
+    """Why ``nn.MultiheadAttention`` cannot compute what ``module`` computes, or None."""
+    E, H, D = module.embed_dim, module.num_heads, module.head_dim
+    torch_mha = "for nn.MultiheadAttention"
+    if module.num_kv_heads != H:
+        return f"num_kv_heads: expected num_heads ({H}) {torch_mha}, got {module.num_kv_heads}"
+    if module.rope_base is not None:
+        return f"rope_base: expected None {torch_mha} (no rotary positions), got {module.rope_base}"
+    if H * D != E:
+        return f"head_dim: expected embed_dim // num_heads = {E // H} {torch_mha}, got {D}"
+    if module.scale is not None and module.scale != 1 / math.sqrt(D):
+        return f"scale: expected None or 1/sqrt(head_dim) {torch_mha}, got {module.scale}"
+    if module.attention_fn is not None:
+        name = getattr(module.attention_fn, "__name__", type(module.attention_fn).__name__)
+        return f"attention_fn: expected None {torch_mha}, got {name}"
+    if getattr(module, "sinks", None) is not None:
+        return f"sinks: expected False {torch_mha} (no sink logits), got True"
+    return None
+
+
+def attention_to_torch(module: Any) -> nn.MultiheadAttention:
+    """A new batch-first ``nn.MultiheadAttention`` with the sizes and weights of ``module``
+    (a ``MultiHeadAttention``): $W^Q, W^K, W^V$ concatenated into ``in_proj_weight``.
+
+    Raises:
+        ValueError: If ``module`` uses an option ``nn.MultiheadAttention`` cannot express
+            (``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``, ``attention_fn``,
+            ``sinks``), naming it.
+    """
+    reason = _inexpressible(module)
+    if reason is not None:
+        raise ValueError(reason)
+    weight, bias = module.out_proj.weight, module.out_proj.bias
+    theirs = nn.MultiheadAttention(
+        module.embed_dim,
+        module.num_heads,
+        dropout=module.dropout,
+        bias=bias is not None,
+        kdim=module.kdim,
+        vdim=module.vdim,
+        batch_first=True,  # as ours
+        device=weight.device,
+        dtype=weight.dtype,
+    )
+    projections = (module.q_proj, module.k_proj, module.v_proj)
+    if theirs._qkv_same_embed_dim:  # W^Q, W^K, W^V, each (E, E) -> (3E, E)
+        state = {"in_proj_weight": torch.cat([p.weight for p in projections])}
+    else:
+        state = {f"{r}_proj_weight": p.weight for r, p in zip("qkv", projections, strict=True)}
+    if bias is not None:
+        state["in_proj_bias"] = torch.cat([p.bias for p in projections])
+    state |= {f"out_proj.{name}": t for name, t in module.out_proj.state_dict().items()}
+    theirs.load_state_dict(state)
+    return theirs.train(module.training)
 
 
 def layer_from_torch(cls: type[Any], module: Any, twin: type[nn.Module]) -> Any:
