@@ -6,6 +6,8 @@ Not part of ``attention_ref``'s API (``attention_ref.__all__``); import the modu
   so its trained weights become readable (Visualizing attention);
 - ``attention_ref.lab.length_generalization``: which positional encodings carry past the
   trained length (Positions);
+- ``attention_ref.lab.cache_positions``: decoding with StreamingLLM's positions within a
+  rolling cache (Attention in today's models);
 - ``attention_ref.lab.layernorm_placement``: Pre-LN against Post-LN, each layer's gradient at
   initialization and the loss without warm-up (Exercises);
 - ``attention_ref.lab.training``: what they share: seeded weights, one CPU thread, Adam.
