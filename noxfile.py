@@ -67,8 +67,10 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHONS[0], default=False)
 def interop(session: nox.Session) -> None:
-    """attention_ref against Hugging Face's transformers (tests/interop), pinned in
-    constraints.txt: DeepSeek-V3's and gpt-oss' attention, masking_utils' masks.
+    """Tests against Hugging Face's transformers: DeepSeek-V3's and gpt-oss' attention, masks.
+
+    tests/interop, with the transformers pinned in constraints.txt: multi-head latent attention,
+    attention with sink logits (full and sliding-window layers), masking_utils' masks.
 
     Not part of the plain `pytest` run, which needs only torch and numpy. Here nothing may be
     skipped: ATTENTION_REF_INTEROP=1 makes tests/interop/conftest.py fail a test or module that
