@@ -157,17 +157,14 @@ def prefix_lm(prefix_length: int | Tensor) -> MaskMod:
     if isinstance(prefix_length, Tensor):
         lengths = _int_tensor("prefix_length", prefix_length, dims=(1,))
 
-        def prefix(b: Tensor) -> Tensor:
-            return lengths[b]  # one length per sequence
+        def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+            return (kv_idx < lengths[b]) | (q_idx >= kv_idx)  # sequence b's prefix
 
     else:
         length = check_positive_int("prefix_length", prefix_length, "length", minimum=0)
 
-        def prefix(b: Tensor) -> Tensor:
-            return torch.full_like(b, length)
-
-    def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
-        return (kv_idx < prefix(b)) | (q_idx >= kv_idx)
+        def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+            return (kv_idx < length) | (q_idx >= kv_idx)  # one prefix for every sequence
 
     return mask_mod
 
@@ -414,6 +411,15 @@ def not_mask(mod: MaskMod) -> MaskMod:
     return mask_mod
 
 
+def _check_sizes(N: int, H: int, L: int, S: int) -> tuple[int, int, int, int]:
+    return (
+        check_positive_int("N", N, "size"),
+        check_positive_int("H", H, "number of heads"),
+        check_positive_int("L", L, "length"),
+        check_positive_int("S", S, "length"),
+    )
+
+
 def create_mask(
     mask_mod: MaskMod,
     N: int,
@@ -454,12 +460,7 @@ def create_mask(
         tensor([[1, 1, 1, 0],
                 [1, 1, 1, 1]], dtype=torch.int32)
     """
-    shape = (
-        check_positive_int("N", N, "size"),
-        check_positive_int("H", H, "number of heads"),
-        check_positive_int("L", L, "length"),
-        check_positive_int("S", S, "length"),
-    )
+    shape = _check_sizes(N, H, L, S)
     q_offset = check_positive_int("q_offset", q_offset, "position", minimum=0)
     allowed = mask_values(mask_mod, shape, q_offset, device)  # broadcasts to (N, H, L, S)
     return allowed.expand(shape).contiguous()  # (N, H, L, S)
@@ -498,9 +499,15 @@ def block_sparsity(
         >>> block_sparsity(causal(), 1, 1, 100, 100)  # one partial tile, computed
         0.0
     """
+    check_callable("mask_mod", mask_mod)
+    N, H, L, S = _check_sizes(N, H, L, S)
     b_q, b_k = check_block_size(block_size)
-    mask = create_mask(mask_mod, N, H, L, S)  # (N, H, L, S)
-    rows, cols = -(-L // b_q), -(-S // b_k)  # tiles per column and per row, the last partial
-    padded = F.pad(mask, (0, cols * b_k - S, 0, rows * b_q - L))  # False outside the scores
-    tiles = padded.view(N, H, rows, b_q, cols, b_k).any(dim=5).any(dim=3)  # (N, H, rows, cols)
-    return 100.0 * (1.0 - tiles.sum().item() / tiles.numel())
+    cols = -(-S // b_k)  # tiles per row of tiles, the last one partial
+    computed = 0  # tiles with at least one allowed score
+    for start in range(0, L, b_q):  # one row of tiles at a time: (N, H, b_q, S) in memory
+        rows = create_mask(mask_mod, N, H, min(b_q, L - start), S, q_offset=start)
+        padded = F.pad(rows, (0, cols * b_k - S))  # (N, H, <= b_q, cols · b_k), False after S
+        tiles = padded.view(*rows.shape[:3], cols, b_k).any(dim=4).any(dim=2)  # (N, H, cols)
+        computed += int(tiles.sum())
+    total = N * H * -(-L // b_q) * cols
+    return 100.0 * (1.0 - computed / total)

@@ -448,6 +448,16 @@ def test_bad_arguments_name_themselves(make, error, match):
             ValueError,
             "H: expected a positive number of heads",
         ),
+        (
+            lambda: block_sparsity(causal(), 1, 1, 0, 4),
+            ValueError,
+            "L: expected a positive length, got 0",
+        ),
+        (
+            lambda: block_sparsity("causal", 1, 1, 4, 4),
+            TypeError,
+            "mask_mod: expected a function, got str",
+        ),
     ],
 )
 def test_bad_calls_name_the_argument(call, error, match):
