@@ -1,7 +1,7 @@
 """The benchmarks of attention-ref: time, memory and low-precision accuracy (not installed).
 
 Run from the repository's root: ``python -m benchmarks`` (or ``nox -s bench``); ``--help``
-lists the options, ``--parts`` runs only some of them. Four parts, each saved under its own
+lists the options, ``--parts`` runs only some of them. Each part is saved under its own
 key of ``docs/bench-results/<device>.json``:
 
 * ``forward`` (`benchmarks.attention`): time and extra peak memory of five attention
@@ -12,7 +12,10 @@ key of ``docs/bench-results/<device>.json``:
   in float16 and bfloat16, beside PyTorch's and beside the same formula computed in the
   input's dtype (``"low_precision"``); not a timing, so any machine gives the same table;
 * ``decode`` (`benchmarks.decode`, CPU): time per generated token with and without the KV
-  cache (``"decode"``).
+  cache (``"decode"``);
+* ``apis`` (`benchmarks.apis`, CPU): one causal attention layer written seven ways (the
+  module, matmul, einsum, fused QKV + SDPA, ``nn.MultiheadAttention``, ``flex_attention``,
+  ``flex_reference``), time and extra peak memory at n = 1024 and 4096 (``"apis"``).
 
 Every timing follows one protocol (`benchmarks.protocol`): round-robin rounds, the fastest
 kept. `benchmarks.report` writes the file and prints the summary. The site draws its figures

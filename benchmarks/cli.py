@@ -9,10 +9,10 @@ from pathlib import Path
 
 import torch
 
-from . import attention, decode, flex_cpu, latent_decode, low_precision, report
+from . import apis, attention, decode, flex_cpu, latent_decode, low_precision, report
 
-PARTS = ("forward", "train", "low-precision", "decode", "latent-decode", "flex-cpu")
-CPU_ONLY = ("decode", "latent-decode", "flex-cpu")  # decoding, FlexAttention on a CPU
+PARTS = ("forward", "train", "low-precision", "decode", "latent-decode", "flex-cpu", "apis")
+CPU_ONLY = ("decode", "latent-decode", "flex-cpu", "apis")  # measured on a CPU only
 DEFAULT_OUT = attention.ROOT / "docs" / "bench-results"
 
 
@@ -47,8 +47,8 @@ def parser() -> argparse.ArgumentParser:
         "--parts",
         type=lambda s: _names(s, PARTS, "--parts"),
         default=None,
-        help=f"what to measure, comma-separated, of {','.join(PARTS)} (default: all; decode "
-        "and latent-decode are measured on CPU only)",
+        help=f"what to measure, comma-separated, of {','.join(PARTS)} (default: all; "
+        f"{', '.join(CPU_ONLY)} are measured on CPU only)",
     )
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument(
@@ -106,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parts["latent_decode"] = latent_decode.run_latent_decode(lengths, repeat)
     if "flex-cpu" in args.parts:
         parts["flex_cpu"] = flex_cpu.run_flex_cpu(repeat)
+    if "apis" in args.parts:
+        lengths = args.sizes or apis.APIS_SIZES[: 1 if args.quick else None]
+        parts["apis"] = apis.run_apis(lengths, repeat, memory)
     path = args.out / f"{args.device}.json"
     results = report.save(path, parts)
     print(report.summary(results))

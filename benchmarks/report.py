@@ -126,6 +126,19 @@ def _flex_cpu_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _apis_table(results: dict[str, Any]) -> list[str]:
+    part = results["apis"]
+    lines = ["one causal attention layer through seven APIs: ms per call, extra peak MiB"]
+    lines.append(f"{'':>24} | " + " | ".join(f"{f'n={n}':>16}" for n in part["sizes"]))
+    for row in part["results"].values():
+        cells = [
+            f"{t * 1e3:8.1f} {m if m is not None else float('nan'):7.1f}"
+            for t, m in zip(row["time_s"], row["peak_mib"], strict=True)
+        ]
+        lines.append(f"{row['label']:>24} | " + " | ".join(cells))
+    return lines
+
+
 def summary(results: dict[str, Any]) -> str:
     """A plain-text table of each part the results hold, the slopes and the targets."""
     lines: list[str] = []
@@ -136,6 +149,7 @@ def summary(results: dict[str, Any]) -> str:
         ("decode", _decode_table),
         ("latent_decode", _latent_decode_table),
         ("flex_cpu", _flex_cpu_table),
+        ("apis", _apis_table),
     ):
         if key in results:
             lines += table(results)
