@@ -52,8 +52,9 @@ TEXT: dict[str, dict[str, Any]] = {
         "masked": "query {q} → key {k}: masked (0)",
         "row": "Row of query {q}: {weights}",
         "sum": "weights sum",
-        "sums": "Weights sum per row",
         "code": "Code:",
+        "then": "; ",  # between the readout and the row's sum
+        "comma": ", ",  # between the items of a list
         "help": "Hover, tap or focus a cell. In the heat map, the arrow keys move the "
         "selected cell; Home and End go to the row's first and last key.",
         "grid": "Attention weights, queries down the side, keys along the top",
@@ -117,8 +118,9 @@ TEXT: dict[str, dict[str, Any]] = {
         "masked": "查询 {q} → 键 {k}：被掩码（0）",
         "row": "查询 {q} 这一行：{weights}",
         "sum": "权重之和",
-        "sums": "每行的权重之和",
         "code": "代码：",
+        "then": "；",
+        "comma": "，",
         "help": "把指针移到格子上、轻触或聚焦格子即可查看。在热力图中，方向键移动所选格子，"
         "Home 和 End 跳到这一行的第一个和最后一个键。",
         "grid": "注意力权重：查询在左侧，键在顶部",

@@ -17,7 +17,7 @@
   var script = document.currentScript
   var DATA_URL = new URL("../explorer/attention.json", script ? script.src : location.href)
   var SVG = "http://www.w3.org/2000/svg"
-  var CELL = 44, GAP = 2, LOG_FLOOR = 1e-4
+  var CELL = 50, GAP = 2, LOG_FLOOR = 1e-4
   // Colour stops from weight 0 to weight 1: matplotlib's "Blues" (the site's figures) in the
   // light palette; in the dark one, from the page's background to a light blue.
   var STOPS = {
@@ -203,10 +203,10 @@
     var about = t.about[view.about] || ""
     if (view.about === "positions") about = format(about, { name: t.encodings[view.id] })
     if (view.id === "causal_sink_logit") about += " " + t.about.sink
-    this.about.textContent = about + " "
-    var code = el("span", { "class": "ae-code" }, [t.code + " "])
+    this.about.textContent = about + (/[。）]$/.test(about) ? "" : " ")
+    var code = el("span", { "class": "ae-code" }, [t.code + (t.code.slice(-1) === ":" ? " " : "")])
     view.links.forEach(function (link, i) {
-      if (i) code.appendChild(document.createTextNode(", "))
+      if (i) code.appendChild(document.createTextNode(t.comma))
       code.appendChild(el("a", { href: link[0] }, [el("code", { text: link[1] })]))
     })
     this.about.appendChild(code)
@@ -309,9 +309,9 @@
       sum += row[j]
       if (view.mask[q][j]) parts.push(this.label(tokens, j) + " " + row[j].toFixed(3))
     }
-    text += "; " + t.sum + " " + sum.toFixed(3)
+    text += t.then + t.sum + " " + sum.toFixed(3)
     if (this.readout.textContent !== text) this.readout.textContent = text
-    this.rowText.textContent = format(t.row, { q: this.label(tokens, q), weights: parts.join(", ") })
+    this.rowText.textContent = format(t.row, { q: this.label(tokens, q), weights: parts.join(t.comma) })
     this.readout.dataset.q = q
     this.readout.dataset.k = k
     this.readout.dataset.weight = String(w)
