@@ -10,5 +10,8 @@ Not part of ``attention_ref``'s API (``attention_ref.__all__``); import the modu
   rolling cache (Attention in today's models);
 - ``attention_ref.lab.layernorm_placement``: Pre-LN against Post-LN, each layer's gradient at
   initialization and the loss without warm-up (Exercises);
+- ``attention_ref.lab.attention_maps``: the weights of the models above and of the decoding
+  page's counting decoder, and a gallery of masks under ALiBi, for the attention explorer
+  (Visualizing attention);
 - ``attention_ref.lab.training``: what they share: seeded weights, one CPU thread, Adam.
 """
