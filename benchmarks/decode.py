@@ -17,6 +17,7 @@ Both are timed by the `benchmarks.protocol` rounds, in turn at each t. Shape leg
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,16 +75,11 @@ def run_decode(
         for t in lengths:
             caches = [KVCache() for _ in layers]
             forward(layers, x[:, : t - 1], caches)  # the prompt: t - 1 tokens cached
-            saved = [(c.key, c.value) for c in caches]
 
-            def step(
-                t: int = t,
-                caches: list[KVCache] = caches,
-                saved: list[tuple[Tensor | None, Tensor | None]] = saved,
-            ) -> Tensor:
-                for cache, (key, value) in zip(caches, saved, strict=True):
-                    cache.key, cache.value = key, value  # back to t - 1 tokens
-                return forward(layers, x[:, t - 1 : t], caches)
+            def step(t: int = t, caches: list[KVCache] = caches) -> Tensor:
+                # a shallow copy per call: every call adds token t to the same t - 1 cached
+                # (update replaces the copy's tensors and counters, never the saved ones')
+                return forward(layers, x[:, t - 1 : t], [copy.copy(c) for c in caches])
 
             fns = {"uncached": lambda t=t: forward(layers, x[:, :t])[:, -1], "cached": step}
             times = protocol.round_robin(fns, repeat, "cpu", bar, label=f"t={t}")
