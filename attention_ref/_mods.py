@@ -46,7 +46,9 @@ def call(name: str, fn: Callable[..., object], *args: Tensor) -> Tensor:
             f"{tuple(shape)}, got IndexError: {error}"
         ) from error
     if not isinstance(result, Tensor):
-        raise TypeError(f"{name}: expected a function that returns a tensor, got a {type(result)}")
+        raise TypeError(
+            f"{name}: expected a function that returns a tensor, got {type(result).__name__}"
+        )
     try:
         broadcast = torch.broadcast_shapes(result.shape, shape)
     except RuntimeError:

@@ -214,8 +214,9 @@ def flex_reference(
     Raises:
         TypeError: If an input is not a floating tensor, the dtypes differ, or a function
             returns a non-tensor (or ``mask_mod`` a non-bool one).
-        ValueError: If the shapes do not fit together, or a function's result does not
-            broadcast to (N, H, L, S).
+        ValueError: If the shapes do not fit together, a function's result does not
+            broadcast to (N, H, L, S), or a function indexes a tensor it captured out of
+            range (a ``relative_bias`` table with fewer than H rows, say).
 
     Examples:
         >>> import torch

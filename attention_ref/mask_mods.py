@@ -451,8 +451,9 @@ def create_mask(
 
     Raises:
         TypeError: If ``mask_mod`` is not a function or does not return a bool tensor.
-        ValueError: If a size is below 1, ``q_offset`` is negative, or the result does not
-            broadcast to (N, H, L, S).
+        ValueError: If a size is below 1, ``q_offset`` is negative, the result does not
+            broadcast to (N, H, L, S), or ``mask_mod`` indexes a tensor it captured out of
+            range (document ids shorter than the positions asked for, say).
 
     Examples:
         >>> from attention_ref.mask_mods import causal, create_mask

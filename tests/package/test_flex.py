@@ -467,7 +467,7 @@ def call_with(**kwargs):
         (
             call_with(score_mod=lambda s, b, h, q, kv: 1.0),
             TypeError,
-            "score_mod: expected a function that returns a tensor",
+            "score_mod: expected a function that returns a tensor, got float",
         ),
         (
             call_with(score_mod=relative_bias(zeros(2, 3))),

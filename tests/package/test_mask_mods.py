@@ -407,7 +407,7 @@ def test_bad_arguments_name_themselves(make, error, match):
         (
             lambda: create_mask(lambda b, h, q, kv: True, 1, 1, 2, 2),
             TypeError,
-            "mask_mod: expected a function that returns a tensor",
+            "mask_mod: expected a function that returns a tensor, got bool",
         ),
         (
             lambda: create_mask(lambda b, h, q, kv: torch.ones(3, 2, dtype=torch.bool), 1, 1, 2, 2),
