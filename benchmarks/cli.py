@@ -9,10 +9,11 @@ from pathlib import Path
 
 import torch
 
-from . import apis, attention, decode, flex_cpu, latent_decode, low_precision, report
+from . import apis, attention, block_sparse, decode, flex_cpu, latent_decode, low_precision, report
 
 PARTS = ("forward", "train", "low-precision", "decode", "latent-decode", "flex-cpu", "apis")
-CPU_ONLY = ("decode", "latent-decode", "flex-cpu", "apis")  # measured on a CPU only
+PARTS += ("block-sparse",)
+CPU_ONLY = ("decode", "latent-decode", "flex-cpu", "apis", "block-sparse")  # on a CPU only
 DEFAULT_OUT = attention.ROOT / "docs" / "bench-results"
 
 
@@ -109,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "apis" in args.parts:
         lengths = args.sizes or apis.APIS_SIZES[: 1 if args.quick else None]
         parts["apis"] = apis.run_apis(lengths, repeat, memory)
+    if "block-sparse" in args.parts:  # one n: the largest of --sizes
+        n = max(args.sizes) if args.sizes else block_sparse.N_DEFAULT // (4 if args.quick else 1)
+        parts["block_sparse"] = block_sparse.run_block_sparse(n, repeat, memory)
     path = args.out / f"{args.device}.json"
     results = report.save(path, parts)
     print(report.summary(results))

@@ -139,6 +139,19 @@ def _apis_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _block_sparse_table(results: dict[str, Any]) -> list[str]:
+    part = results["block_sparse"]
+    lines = [f"block-sparse chunked_attention at n = {part['config']['n']} (s; MiB):"]
+    for phase in ("forward", "train"):
+        times, peaks = part[phase]["time_s"], part[phase]["peak_mib"]
+        cells = [f"{name} {times[name]:.4g} s, {peaks[name]} MiB" for name in times]
+        lines.append(f"  {phase}: " + "; ".join(cells))
+    for key, item in part["targets"].items():
+        verdict = {True: "PASS", False: "FAIL", None: "n/a"}[item["pass"]]
+        lines.append(f"  {key:>36}: {item['value']} (target {item['target']}) {verdict}")
+    return lines
+
+
 def summary(results: dict[str, Any]) -> str:
     """A plain-text table of each part the results hold, the slopes and the targets."""
     lines: list[str] = []
@@ -150,6 +163,7 @@ def summary(results: dict[str, Any]) -> str:
         ("latent_decode", _latent_decode_table),
         ("flex_cpu", _flex_cpu_table),
         ("apis", _apis_table),
+        ("block_sparse", _block_sparse_table),
     ):
         if key in results:
             lines += table(results)

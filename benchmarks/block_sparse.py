@@ -1,0 +1,230 @@
+"""What skipping tiles buys: ``chunked_attention`` with a mask function, against the same call
+with a mask that allows everything, and against SDPA given the mask as a dense tensor.
+
+At n = 8192 with N = 1, H = 4, D = 64 and float32, forward and forward + backward:
+
+* ``all``: ``chunked_attention(mask_mod=...)`` with a mask that allows every key, so every
+  tile is computed (the same loop, the yardstick of the ratios);
+* ``causal``, ``window`` (a causal sliding window of 512 keys) and ``documents`` (causal
+  documents of 1024 tokens, packed): the tiles the mask leaves empty are skipped;
+* ``sdpa_window``, ``sdpa_documents``: ``F.scaled_dot_product_attention`` with the same mask
+  as a dense bool (n, n) tensor, which cannot skip anything; ``sdpa``: SDPA with
+  ``is_causal=True`` and no mask tensor, the yardstick of memory.
+
+Each mask's tile plan (``attention_ref.tile_plan.plan_tiles``) is built once, before the
+timing, as FlexAttention's ``BlockMask`` is built once for every layer; the time it takes is
+saved beside (``plan_s``). Time follows `benchmarks.protocol`; extra peak memory is one call
+in a fresh process, as in `benchmarks.attention` (the plan and the dense mask are made before
+the peak is reset: they are inputs). Shape legend: N batch, H heads, n = L = S, D head width.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from attention_ref import create_mask
+from attention_ref.chunked import chunked_attention
+from attention_ref.mask_mods import and_masks, causal, document, sliding_window
+from attention_ref.tile_plan import plan_tiles
+
+from . import protocol
+from .attention import BATCH, HEAD_DIM, HEADS, ROOT, _proc_status_kib, inputs, train_step
+from .protocol import sig
+
+N_DEFAULT = 8192
+BLOCK_SIZE = (512, 512)  # tiles of 512 × 512: a 512-key window touches 2 of 16 per row
+WINDOW = 512
+DOCUMENT = 1024
+MASKS = ("all", "causal", "window", "documents")
+DENSE = ("window", "documents")  # also run as SDPA with a dense mask
+#: time with the mask over time with every tile, forward and forward + backward
+TARGETS = {"causal": 0.65, "window": 0.2, "documents": 0.25}
+MEMORY_TARGET = 3.0  # extra peak memory of chunked_attention with a mask over SDPA's
+
+
+def _allow_all(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+    return kv_idx >= 0  # every key: every tile is full
+
+
+def mask_mod(name: str, n: int) -> Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]:
+    """The mask function called ``name`` for n tokens."""
+    if name == "all":
+        return _allow_all
+    if name == "causal":
+        return causal()
+    if name == "window":
+        return and_masks(causal(), sliding_window(WINDOW))
+    if name == "documents":  # packed documents of DOCUMENT tokens, causal inside each
+        return and_masks(causal(), document(torch.arange(n) // DOCUMENT))
+    raise ValueError(f"name: expected one of {MASKS}, got {name!r}")
+
+
+def variants(n: int, q: Tensor) -> dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]]:
+    """Every function timed, of (query, key, value); the plans and dense masks made now."""
+    fns: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {}
+    for name in MASKS:
+        plan = plan_tiles(mask_mod(name, n), BATCH, HEADS, n, n, BLOCK_SIZE, device=q.device)
+        fns[name] = functools.partial(chunked_attention, mask_mod=plan)
+    for name in DENSE:
+        dense = create_mask(mask_mod(name, n), 1, 1, n, n, device=q.device)  # (1, 1, n, n)
+        fns[f"sdpa_{name}"] = functools.partial(F.scaled_dot_product_attention, attn_mask=dense)
+    fns["sdpa"] = functools.partial(F.scaled_dot_product_attention, is_causal=True)
+    return fns
+
+
+def plans(n: int) -> dict[str, dict[str, Any]]:
+    """Each mask's tiles (skipped of total) and the time its plan takes to build."""
+    found = {}
+    for name in MASKS:
+        start = time.perf_counter()
+        plan = plan_tiles(mask_mod(name, n), BATCH, HEADS, n, n, BLOCK_SIZE)
+        seconds = time.perf_counter() - start
+        found[name] = {
+            "tiles": plan.total,
+            "skipped": plan.skipped,
+            "partial": len(plan.partial),
+            "plan_s": sig(seconds),
+        }
+    return found
+
+
+def measure_memory_here(name: str, n: int, train: bool) -> int:
+    """One call of one variant in this (fresh) process: its extra peak (VmHWM), in bytes."""
+    small = inputs(64, "cpu")
+    warm_up = variants(64, small[0])[name]
+    q, k, v = inputs(n, "cpu")
+    fn = variants(n, q)[name]  # the plans and dense masks exist before the peak is reset
+    with torch.no_grad():
+        if train:
+            train_step(warm_up, *small)  # load kernels, start threads, at a tiny size
+        else:
+            warm_up(*small)
+        del warm_up
+        gc.collect()
+        Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+        before = _proc_status_kib("VmRSS")
+        out = train_step(fn, q, k, v) if train else fn(q, k, v)
+        extra = (_proc_status_kib("VmHWM") - before) * 1024
+    del out
+    return extra
+
+
+def measure_memory(name: str, n: int, train: bool = False) -> int | None:
+    """`measure_memory_here` in a fresh Python process; None if it failed."""
+    cmd = [sys.executable, "-m", "benchmarks.block_sparse", name, str(n)]
+    cmd += ["--train"] if train else []
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+    if proc.returncode != 0:
+        print(f"  memory of {name} at n={n} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return int(proc.stdout.strip().splitlines()[-1])
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return sig(a / b, 3) if a and b else None
+
+
+def targets(part: dict[str, Any]) -> dict[str, Any]:
+    """Pass or fail of each goal, from the measured times and memories of ``part``."""
+    out: dict[str, Any] = {}
+
+    def goal(key: str, value: float | None, op: str, bound: float) -> None:
+        ok = None if value is None else (value <= bound if op == "<=" else value < bound)
+        out[key] = {"value": value, "target": f"{op} {bound:g}", "pass": ok}
+
+    for phase in ("forward", "train"):
+        time_s, peak = part[phase]["time_s"], part[phase]["peak_mib"]
+        for name, bound in TARGETS.items():
+            goal(
+                f"{phase}_{name}_over_all", _ratio(time_s.get(name), time_s.get("all")), "<=", bound
+            )
+        for name in DENSE:
+            ratio = _ratio(time_s.get(name), time_s.get(f"sdpa_{name}"))
+            goal(f"{phase}_{name}_over_sdpa_dense", ratio, "<", 1.0)
+        worst = [_ratio(peak.get(name), peak.get("sdpa")) for name in TARGETS]
+        value = None if None in worst else max(w for w in worst if w is not None)
+        goal(f"{phase}_memory_over_sdpa", value, "<=", MEMORY_TARGET)
+    return out
+
+
+def run_block_sparse(n: int = N_DEFAULT, repeat: int = 5, memory: bool = True) -> dict[str, Any]:
+    """Time (and measure) every variant at ``n``, forward and forward + backward.
+
+    Returns:
+        The ``"block_sparse"`` part of the results: ``config``, ``masks``, ``forward`` and
+        ``train`` (each ``time_s``, ``time_median_s``, ``peak_mib``: per variant),
+        ``ratios`` (time over ``all``), ``targets``, ``machine``, ``versions``, ``date``.
+    """
+    found = protocol.machine("cpu")
+    q, k, v = inputs(n, "cpu")
+    fns = variants(n, q)
+    part: dict[str, Any] = {}
+    for phase in ("forward", "train"):
+        train = phase == "train"
+        calls = {
+            name: functools.partial(train_step, fn, q, k, v)
+            if train
+            else functools.partial(fn, q, k, v)
+            for name, fn in fns.items()
+        }
+        bar = protocol.progress(repeat * len(calls), f"block-sparse {phase}")
+        with bar, torch.no_grad():
+            times = protocol.round_robin(calls, repeat, "cpu", bar, label=f"n={n}")
+        peaks = {name: measure_memory(name, n, train) if memory else None for name in fns}
+        part[phase] = {
+            "time_s": {name: sig(min(t)) for name, t in times.items()},
+            "time_median_s": {name: sig(statistics.median(t)) for name, t in times.items()},
+            "peak_mib": {name: sig(p / 2**20, 3) if p else None for name, p in peaks.items()},
+        }
+    del q, k, v, fns
+    ratios = {
+        phase: {
+            name: _ratio(part[phase]["time_s"][name], part[phase]["time_s"]["all"])
+            for name in MASKS[1:]
+        }
+        for phase in ("forward", "train")
+    }
+    found["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    return {
+        "config": {
+            "batch": BATCH,
+            "heads": HEADS,
+            "head_dim": HEAD_DIM,
+            "dtype": "float32",
+            "n": n,
+            "block_size": list(BLOCK_SIZE),
+            "window": WINDOW,
+            "document": DOCUMENT,
+            "repeat": repeat,
+            "time": protocol.PROTOCOL + "; forward under no_grad, train = forward with "
+            "gradients, then backward of out.sum()",
+            "plan": "each mask's tile plan built once before the timing (plan_tiles), as "
+            "FlexAttention's BlockMask; its own time is masks.<name>.plan_s",
+            "memory": "extra peak of one call in a fresh process; the plan and the dense mask "
+            "are inputs, made before",
+        },
+        "masks": plans(n),
+        **part,
+        "ratios": ratios,
+        "targets": targets(part),
+        "machine": found,
+        "versions": protocol.versions(),
+        "date": protocol.now(),
+    }
+
+
+if __name__ == "__main__":  # the fresh process of measure_memory: NAME N [--train]
+    print(measure_memory_here(sys.argv[1], int(sys.argv[2]), "--train" in sys.argv[3:]))
