@@ -1,16 +1,21 @@
 """Figures of the page on today's models (docs/todays-models.md): how much weight the toy
-decoder puts on its first token, sliding-window masks with a sink token, and the KV cache of
-five published designs against the context length."""
+decoder puts on its first token, sliding-window masks with a sink token, the KV cache of five
+published designs against the context length, and MHA, GQA and MLA decoding as measured by
+the benchmark (benchmarks/latent_decode.py, drawn from docs/bench-results/cpu.json alone)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from attention_ref import kv_cache_numel, sliding_window_mask
 from attention_ref.lab.attention_maps import attention_maps, train_counting_decoder
 
+from .cost import _cjk_font, _results
 from .masks import MASK_COLORS
 
 TEXT = {
@@ -90,14 +95,14 @@ def fig_todays_models_sinks(lang: str) -> Figure:
                     label=text["layer"].format(layer=layer + 1))  # fmt: skip
         ax.plot(t[1:], 1 / (t[1:] + 1), color="0.3", ls="--", lw=1, label=text["uniform"])
         ax.axvline(7, color="0.5", ls=":", lw=1)
-        ax.text(7.4, 0.03, text["trained"], transform=ax.get_xaxis_transform(), fontsize=7.5,
-                va="bottom", color="0.35")  # fmt: skip
+        ax.text(7.4, 0.97, text["trained"], transform=ax.get_xaxis_transform(), fontsize=7.5,
+                va="top", color="0.35")  # fmt: skip
         ax.set_yscale(scale)
         ax.set_title(text[scale], fontsize=9)
         ax.set_xlabel(text["query"], fontsize=9)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel(text["weight"], fontsize=9)
-    axes[0].legend(fontsize=7.5)
+    axes[0].legend(fontsize=7.5, loc="center right")
     fig.suptitle(text["sink_title"], fontsize=10)
     return fig
 
@@ -165,3 +170,106 @@ def fig_todays_models_memory(lang: str) -> Figure:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7.5)
     return fig
+
+
+RERUN = (
+    "rerun `python -m benchmarks --parts latent-decode` (`nox -s bench -- --parts latent-decode`)"
+)
+DECODE_TEXT = {
+    "en": {
+        "labels": {
+            "mha": "MHA",
+            "gqa": "GQA ({kv} key/value heads)",
+            "mla_expanded": "MLA, expanded",
+            "mla_absorbed": "MLA, absorbed",
+        },
+        "t": "tokens so far, t",
+        "time": "time per generated token (s)",
+        "cache": "cache, measured (MiB)",
+        "time_title": "Time per generated token",
+        "cache_title": "Cache of one layer",
+        "legend": "{name} (slope {slope:.2f})",
+        "cache_legend": "{name}: {numbers} numbers a token",
+        "title": "One attention layer decoding, CPU: d_model = {d_model}, {num_heads} heads, "
+        "{dtype}",
+        "caption": "{cpu}, {cores} cores, {threads} threads",
+    },
+    "zh": {
+        "labels": {
+            "mha": "MHA",
+            "gqa": "GQA（{kv} 个键/值头）",
+            "mla_expanded": "MLA，展开形式",
+            "mla_absorbed": "MLA，吸收形式",
+        },
+        "t": "已有词元数 t",
+        "time": "生成一个词元的时间（秒）",
+        "cache": "实测缓存（MiB）",
+        "time_title": "生成一个词元的时间",
+        "cache_title": "一层的缓存",
+        "legend": "{name}（斜率 {slope:.2f}）",
+        "cache_legend": "{name}：每个词元 {numbers} 个数",
+        "title": "一个注意力层解码（CPU）：d_model = {d_model}，{num_heads} 个头，{dtype}",
+        "caption": "{cpu}，{cores} 核，{threads} 线程",
+    },
+}
+
+
+def latent_decode_results(results: dict[str, Any]) -> dict[str, Any]:
+    """The ``"latent_decode"`` part of saved results (``json.load`` of ``<device>.json``).
+
+    Raises:
+        KeyError: If the results have no such measurements, naming the command to run.
+    """
+    if "latent_decode" not in results:
+        raise KeyError(f"latent_decode: these results have no MHA/GQA/MLA decoding; {RERUN}")
+    return results["latent_decode"]
+
+
+def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Time per generated token and the cache's memory against t, for MHA, GQA and MLA.
+
+    Raises:
+        KeyError: If the results have no ``latent_decode`` part.
+        ValueError: On an unknown ``lang``.
+    """
+    if lang not in DECODE_TEXT:
+        raise ValueError(f"lang: expected one of {tuple(DECODE_TEXT)}, got {lang!r}")
+    text, part = DECODE_TEXT[lang], latent_decode_results(results)
+    font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
+    config, lengths = part["config"], part["lengths"]
+    fig = Figure(figsize=(7.8, 4.0), layout="constrained")
+    timing, memory = fig.subplots(1, 2)
+    styles = {"mha": "-", "gqa": "-", "mla_expanded": "-", "mla_absorbed": "--"}
+    for key, design in part["designs"].items():
+        name = text["labels"][key].format(kv=config["gqa_kv_heads"])
+        timing.plot(lengths, design["time_s"], marker="o", ms=3, ls=styles.get(key, "-"),
+                    label=text["legend"].format(name=name, slope=part["slopes"][key]))  # fmt: skip
+        numbers = design["cache_numbers_per_token"]
+        memory.plot(lengths, design["cache_mib"], marker="o", ms=3, ls=styles.get(key, "-"),
+                    label=text["cache_legend"].format(name=name, numbers=numbers))  # fmt: skip
+    panels = (
+        (timing, "time", "time_title", "upper left"),
+        (memory, "cache", "cache_title", "lower right"),
+    )
+    for ax, ylabel, title, where in panels:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(lengths, labels=[str(t) for t in lengths])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel(text["t"], fontdict=font, fontsize=9)
+        ax.set_ylabel(text[ylabel], fontdict=font, fontsize=9)
+        ax.set_title(text[title], fontdict=font, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(prop={**({"family": font["family"]} if font else {}), "size": 7}, loc=where)
+    fig.suptitle(text["title"].format(**config), fontsize=10, **font)
+    m, v = part["machine"], part["versions"]
+    machine = text["caption"].format(threads=config["threads"], **m)
+    caption = f"{machine} · torch {v['torch']} · Python {v['python']} · {part['date']}"
+    fig.text(0.5, 0.0, caption, ha="center", va="bottom", fontsize=7, color="0.35", **font)
+    fig.get_layout_engine().set(h_pad=0.25)
+    return fig
+
+
+def fig_todays_models_decode(lang: str) -> Figure:
+    """MHA, GQA and MLA decoding, measured (the JSON's "latent_decode")."""
+    return plot_latent_decode(_results("cpu"), lang)

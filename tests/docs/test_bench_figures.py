@@ -1,7 +1,7 @@
-"""The cost and decoding pages' measured figures, drawn from the benchmark's saved results.
+"""The measured figures (cost, decoding, today's models), drawn from the saved results.
 
 The benchmark (benchmarks/, `python -m benchmarks`) writes docs/bench-results/cpu.json; the
-figures (docs_hooks/plots/cost.py, decoding.py) are drawn from that file alone.
+figures (docs_hooks/plots/cost.py, decoding.py, todays_models.py) are drawn from that file alone.
 """
 
 import copy
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_hooks.plots import cost, decoding
+from docs_hooks.plots import cost, decoding, todays_models
 
 RESULTS = json.loads(
     (Path(__file__).parents[2] / "docs" / "bench-results" / "cpu.json").read_text(encoding="utf-8")
@@ -27,6 +27,7 @@ RESULTS = json.loads(
         (cost.plot_train_time, 3),
         (cost.plot_train_memory, 3),
         (decoding.plot_decode, 2),
+        (todays_models.plot_latent_decode, 4),
     ],
 )
 def test_plots_draw_from_saved_results_alone(plot, lines, lang):
@@ -46,6 +47,9 @@ def test_plots_fail_loudly_on_results_without_the_part():
         cost.plot_train_time(results)
     with pytest.raises(KeyError, match=r"decode: .*python -m benchmarks --parts decode"):
         decoding.plot_decode(results)
+    del results["latent_decode"]
+    with pytest.raises(KeyError, match=r"latent_decode: .*--parts latent-decode"):
+        todays_models.plot_latent_decode(results)
 
 
 def test_plot_rejects_an_unknown_language():
@@ -53,3 +57,5 @@ def test_plot_rejects_an_unknown_language():
         cost.plot_time(RESULTS, "fr")
     with pytest.raises(ValueError, match=r"lang: expected one of \('en', 'zh'\), got 'fr'"):
         decoding.plot_decode(RESULTS, "fr")
+    with pytest.raises(ValueError, match=r"lang: expected one of \('en', 'zh'\), got 'fr'"):
+        todays_models.plot_latent_decode(RESULTS, "fr")
