@@ -137,7 +137,9 @@
     })
     this.readout = el("p", { "class": "ae-readout", id: id + "-readout", "aria-live": "polite", "aria-atomic": "true" })
     this.rowText = el("p", { "class": "ae-row", id: id + "-row" })
-    this.tableBox = el("div", { "class": "ae-table-box ae-visually-hidden", id: id + "-table-box" })
+    // The table scrolls in its own box when shown; until then it is there for screen readers only.
+    this.tableInner = el("div", { "class": "ae-visually-hidden" })
+    this.tableBox = el("div", { "class": "ae-table-box", id: id + "-table-box" }, [this.tableInner])
     this.controls = { view: viewSelect, layer: layerSelect, head: headSelect, linear: linear, log: log, mask: mask, table: table }
 
     viewSelect.addEventListener("change", function () {
@@ -155,7 +157,7 @@
     mask.addEventListener("change", function () { self.state.mask = mask.checked; self.render() })
     table.addEventListener("change", function () {
       self.state.table = table.checked
-      self.tableBox.classList.toggle("ae-visually-hidden", !table.checked)
+      self.tableInner.classList.toggle("ae-visually-hidden", !table.checked)
     })
     this.map.addEventListener("keydown", function (ev) { self.key(ev) })
     this.map.addEventListener("focus", function () { self.select(self.state.q, self.state.k) })
@@ -294,8 +296,8 @@
       body.appendChild(tr)
     })
     var table = el("table", { "class": "ae-table" }, [el("caption", { text: caption }), el("thead", {}, [head]), body])
-    this.tableBox.textContent = ""
-    this.tableBox.appendChild(table)
+    this.tableInner.textContent = ""
+    this.tableInner.appendChild(table)
   }
 
   Explorer.prototype.select = function (q, k, quiet) {

@@ -183,7 +183,7 @@ def test_keyboard_reaches_every_control_and_moves_the_selection(explorer: Browse
 
 
 def test_table_toggle_and_accessibility(explorer: BrowserPage, visits: Visits) -> None:
-    table = explorer.locator(".ae-table-box")
+    table = explorer.locator(".ae-table-box > div")
     assert "ae-visually-hidden" in table.get_attribute("class")  # there for screen readers
     explorer.locator("input.ae-table-toggle").check()
     assert table.is_visible()
