@@ -84,6 +84,11 @@ NAMED: list[tuple[str, str]] = [
     (r"[Oo]nline softmax|在线 ?softmax", "milakov2018"),
     (_word(r"vLLM|PagedAttention"), "kwon2023"),
     (_word(r"T5"), "raffel2020"),
+    (_word(r"DeepSeek-V2"), "deepseek2024"),
+    (_word(r"DeepSeek-V3"), "deepseek2024v3"),
+    (_word(r"gpt-oss(?:-\d+b)?"), "gpt-oss"),
+    (_word(r"StreamingLLM"), "xiao2024"),
+    (_word(r"attention-gym"), "attention-gym"),
 ]
 
 
