@@ -225,3 +225,16 @@ def test_themes_and_phone(visits: Visits, lang: str, scheme: str, width: str) ->
         context.close()
     assert errors == []
     assert foreign == []
+
+
+def test_without_javascript_the_figure_stays(visits: Visits, lang: str) -> None:
+    page = Page(lang, "visualizing")
+    context = visits.context(page, DESKTOP, java_script_enabled=False)
+    try:
+        browser_page = context.new_page()
+        browser_page.goto(visits.url(page), wait_until="load")
+        figure = browser_page.locator(".attention-explorer img")
+        assert figure.is_visible()
+        assert f"vis_trained_heads.{lang}.svg" in figure.get_attribute("src")
+    finally:
+        context.close()
