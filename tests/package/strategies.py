@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -71,3 +72,78 @@ def attention_cases(draw, dtypes=(torch.float32, torch.float64), allow_gqa=True)
             attn_mask = attn_mask[0]
     scale = draw(st.sampled_from([None, None, 0.5, 2.0]))
     return Case(query, key, value, attn_mask, is_causal, scale, gqa and kv_heads != heads)
+
+
+@st.composite
+def mask_functions(draw, N: int, L: int, S: int, combine: bool = True) -> tuple[str, Callable]:
+    """``(description, mask_mod)``: one of attention_ref.mask_mods' functions, its parameters
+    and tensors drawn for N sequences of L queries and S keys, or two of them combined."""
+    from attention_ref import mask_mods as mm
+
+    gen = torch.Generator().manual_seed(draw(st.integers(0, 2**32 - 1)))
+    kinds = ["causal", "sliding_window", "prefix_lm", "chunked", "dilated", "padding"]
+    kinds += ["document"] if L <= S else []  # the packed ids cover the S positions only
+    kind = draw(st.sampled_from(kinds))
+    if kind == "causal":
+        found: tuple[str, Callable] = ("causal()", mm.causal())
+    elif kind == "sliding_window":
+        window = draw(st.integers(1, S + 1))
+        found = (f"sliding_window({window})", mm.sliding_window(window))
+    elif kind == "prefix_lm":
+        if draw(st.booleans()):
+            length = draw(st.integers(0, S))
+            found = (f"prefix_lm({length})", mm.prefix_lm(length))
+        else:
+            lengths = torch.randint(0, S + 1, (N,), generator=gen)
+            found = (f"prefix_lm({lengths.tolist()})", mm.prefix_lm(lengths))
+    elif kind == "chunked":
+        size = draw(st.integers(1, S + 1))
+        found = (f"chunked({size})", mm.chunked(size))
+    elif kind == "dilated":
+        window, dilation = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+        found = (
+            f"dilated_sliding_window({window}, {dilation})",
+            mm.dilated_sliding_window(window, dilation),
+        )
+    elif kind == "padding":
+        lengths = torch.randint(0, S + 1, (N,), generator=gen)  # 0: a sequence with no key
+        found = (f"padding({lengths.tolist()})", mm.padding(lengths))
+    else:
+        ids = torch.randint(0, 3, (N, S), generator=gen).sort(dim=-1).values
+        found = (f"document({ids.tolist()})", mm.document(ids))
+    if not combine or draw(st.booleans()):
+        return found
+    (name, mod), (other_name, other) = found, draw(mask_functions(N, L, S, combine=False))
+    how = draw(st.sampled_from(["and", "or", "not"]))
+    if how == "and":
+        return f"and_masks({name}, {other_name})", mm.and_masks(mod, other)
+    if how == "or":
+        return f"or_masks({name}, {other_name})", mm.or_masks(mod, other)
+    return f"not_mask({name})", mm.not_mask(mod)
+
+
+@st.composite
+def score_functions(draw, H: int, dtype: torch.dtype) -> tuple[str, Callable | None]:
+    """``(description, score_mod)``: None, or one of attention_ref.mask_mods' score functions
+    for H heads (a relative_bias table of that dtype), or alibi then softcap."""
+    from attention_ref import mask_mods as mm
+
+    kind = draw(st.sampled_from(["none", "alibi", "softcap", "relative_bias", "alibi, softcap"]))
+    cap = draw(st.sampled_from([0.5, 2.0, 30.0]))
+    if kind == "none":
+        return "none", None
+    if kind == "alibi":
+        return f"alibi({H})", mm.alibi(H)
+    if kind == "softcap":
+        return f"softcap({cap})", mm.softcap(cap)
+    if kind == "relative_bias":
+        M = draw(st.integers(0, 4))
+        gen = torch.Generator().manual_seed(draw(st.integers(0, 2**32 - 1)))
+        table = torch.randn(H, 2 * M + 1, generator=gen, dtype=dtype)
+        return f"relative_bias(M={M})", mm.relative_bias(table)
+    alibi, softcap = mm.alibi(H), mm.softcap(cap)
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return softcap(alibi(score, b, h, q_idx, kv_idx), b, h, q_idx, kv_idx)
+
+    return f"alibi({H}) then softcap({cap})", score_mod

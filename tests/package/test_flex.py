@@ -37,6 +37,7 @@ from attention_ref.mask_mods import (
     softcap,
 )
 from tests.package._compare import assert_close_scaled, grads
+from tests.package.strategies import mask_functions, score_functions
 
 EAGER = "ignore:flex_attention called without torch.compile:UserWarning"
 
@@ -161,29 +162,16 @@ def test_scale_equals_flex_attention(scale):
 
 @pytest.mark.filterwarnings(EAGER)
 @settings(max_examples=25)  # eager flex_attention is slow: a vmap over four index dimensions
-@given(
-    N=st.integers(1, 2),
-    H_kv=st.integers(1, 2),
-    group=st.integers(1, 2),
-    L=st.integers(1, 12),
-    S=st.integers(1, 12),
-    mask_name=st.sampled_from(sorted(masks(1, 1))),
-    score_name=st.sampled_from(sorted(score_mods(1, torch.float64))),
-    seed=st.integers(0, 2**16),
-)
-def test_equals_flex_attention_on_random_sizes(N, H_kv, group, L, S, mask_name, score_name, seed):
-    H = H_kv * group
-    if mask_name in ("document", "causal documents") and L > S:
-        return
-    query, key, value = qkv(N, H, H_kv, L, S, E=4, Ev=3, seed=seed)
-    kwargs = {
-        "mask_mod": masks(N, S, seed)[mask_name],
-        "score_mod": score_mods(H, torch.float64, seed)[score_name],
-        "enable_gqa": group > 1,
-    }
+@given(data=st.data(), N=st.integers(1, 2), H_kv=st.integers(1, 2), group=st.integers(1, 2))
+def test_equals_flex_attention_on_random_sizes(data, N, H_kv, group):
+    H, L, S = H_kv * group, data.draw(st.integers(1, 12)), data.draw(st.integers(1, 12))
+    mask_name, mask_mod = data.draw(mask_functions(N, L, S), label="mask_mod")
+    score_name, score_mod = data.draw(score_functions(H, torch.float64), label="score_mod")
+    query, key, value = qkv(N, H, H_kv, L, S, E=4, Ev=3, seed=data.draw(st.integers(0, 99)))
+    kwargs = {"mask_mod": mask_mod, "score_mod": score_mod, "enable_gqa": group > 1}
     out, lse = flex_reference(query, key, value, return_lse=True, **kwargs)
     expected_out, expected_lse = flex_attention(query, key, value, **kwargs)
-    assert_close_scaled(out, expected_out)
+    assert_close_scaled(out, expected_out, what=f"{mask_name}, {score_name}")
     assert_lse_equal(lse, expected_lse)
 
 

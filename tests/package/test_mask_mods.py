@@ -33,6 +33,7 @@ from attention_ref.mask_mods import (
     prefix_lm,
     sliding_window,
 )
+from tests.package.strategies import mask_functions
 
 
 @dataclass
@@ -189,6 +190,15 @@ def test_parametrized_masks_equal_a_loop(window, dilation, chunk, prefix, N, H, 
         expected = brute_force(rule, N, H, L, S, q_offset)
         assert torch.equal(create_mask(mask_mod, N, H, L, S, q_offset=q_offset), expected), name
         assert torch.equal(torch_create_mask(mask_mod, N, H, L, S, q_offset), expected), name
+
+
+@given(data=st.data(), N=st.integers(1, 3), H=st.integers(1, 3), q_offset=st.integers(0, 4))
+def test_random_combinations_equal_torch_create_mask(data, N, H, q_offset):
+    L, S = data.draw(st.integers(1, 10)), data.draw(st.integers(1, 14))
+    S = max(S, L + q_offset)  # document ids are drawn for S positions: queries among them
+    name, mask_mod = data.draw(mask_functions(N, L, S), label="mask_mod")
+    expected = torch_create_mask(mask_mod, N, H, L, S, q_offset)
+    assert torch.equal(create_mask(mask_mod, N, H, L, S, q_offset=q_offset), expected), name
 
 
 def test_dilation_one_is_the_sliding_window():
