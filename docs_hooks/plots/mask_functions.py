@@ -98,7 +98,7 @@ def fig_mask_functions_gallery(lang: str) -> Figure:
     from attention_ref.mask_mods import create_mask
 
     text = TEXT[lang]
-    fig = Figure(figsize=(10.4, 6.6), layout="constrained")
+    fig = Figure(figsize=(9.0, 6.0), layout="constrained")
     fig.get_layout_engine().set(h_pad=0.1)
     for ax, (title, mod) in zip(fig.subplots(2, 4).flat, _gallery_masks(text), strict=True):
         _draw(ax, create_mask(mod, 1, 1, 12, 12)[0, 0], title, text)
@@ -144,7 +144,7 @@ def fig_mask_functions_tiles(lang: str) -> Figure:
         ("sliding_window(3)", sliding_window(3)),
         ("and_masks(causal(),\ndocument(ids))", and_masks(causal(), document(ids))),
     ]
-    fig = Figure(figsize=(10.0, 4.6), layout="constrained")
+    fig = Figure(figsize=(9.0, 4.4), layout="constrained")
     fig.get_layout_engine().set(h_pad=0.1)
     for ax, (title, mod) in zip(fig.subplots(1, 3), panels, strict=True):
         mask = create_mask(mod, 1, 1, n, n)[0, 0]  # (L, S)
