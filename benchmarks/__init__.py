@@ -15,7 +15,10 @@ key of ``docs/bench-results/<device>.json``:
   cache (``"decode"``);
 * ``apis`` (`benchmarks.apis`, CPU): one causal attention layer written seven ways (the
   module, matmul, einsum, fused QKV + SDPA, ``nn.MultiheadAttention``, ``flex_attention``,
-  ``flex_reference``), time and extra peak memory at n = 1024 and 4096 (``"apis"``).
+  ``flex_reference``), time and extra peak memory at n = 1024 and 4096 (``"apis"``);
+* ``flex-cpu`` (`benchmarks.flex_cpu`, CPU): FlexAttention's first compiled call (caches
+  off) and the steady state of the compiled kernel, eager ``flex_attention`` and
+  ``flex_reference`` at n = 1024, causal, and the error a backward pass raises (``"flex_cpu"``).
 
 Every timing follows one protocol (`benchmarks.protocol`): round-robin rounds, the fastest
 kept. `benchmarks.report` writes the file and prints the summary. The site draws its figures
