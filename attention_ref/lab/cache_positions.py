@@ -61,6 +61,7 @@ def next_token_log_probs(
     sink_tokens = check_positive_int("sink_tokens", sink_tokens, "count", minimum=0)
     held: list[Tensor | None] = [None] * len(model.layers)  # per layer: (N, S, E)
     out = []
+    # --8<-- [start:step]
     for t in range(tokens.size(1)):
         x = model.embed(tokens[:, t : t + 1])  # (N, 1, E)
         for i, layer in enumerate(model.layers):
@@ -70,6 +71,7 @@ def next_token_log_probs(
             x = layer(seen, is_causal=True)[:, -1:]  # (N, 1, E): the new token's output
             held[i] = _keep(seen, sink_tokens, window - 1)
         out.append(model.head(model.norm(x)).log_softmax(dim=-1))  # (N, 1, V)
+    # --8<-- [end:step]
     return torch.cat(out, dim=1)  # (N, L, V)
 
 
