@@ -56,7 +56,6 @@ from ._checks import check_block_size, check_mask, check_qkv
 from ._mods import MaskMod, ScoreMod, call, check_callable
 from ._precision import upcast
 from .attention import _expand_kv_heads
-from .flex import _check_heads
 from .tile_plan import TilePlan, plan_tiles
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
@@ -455,7 +454,7 @@ def chunked_attention(
     """
     check_qkv(query, key, value)
     if mask_mod is not None or score_mod is not None:
-        _check_mods(query, key, value, attn_mask, is_causal, mask_mod, score_mod, enable_gqa)
+        _check_mods((query, key, value), attn_mask is not None, is_causal, mask_mod, score_mod)
     if enable_gqa:  # each key/value head serves a group of query heads
         key, value = _expand_kv_heads(query, key, "key"), _expand_kv_heads(query, value, "value")
     if block_size is None:
@@ -486,19 +485,12 @@ def chunked_attention(
 
 
 def _check_mods(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None,
-    is_causal: bool,
-    mask_mod: MaskMod | TilePlan | None,
-    score_mod: ScoreMod | None,
-    enable_gqa: bool,
+    qkv: tuple[Tensor, ...], masked: bool, causal: bool, mask_mod: Any, score_mod: Any
 ) -> None:
     """A mask or score function: 4-D inputs, no ``attn_mask`` or ``is_causal`` beside it."""
     name = "mask_mod" if mask_mod is not None else "score_mod"
-    if attn_mask is not None or is_causal:
-        other = "attn_mask" if attn_mask is not None else "is_causal"
+    if masked or causal:
+        other = "attn_mask" if masked else "is_causal"
         raise ValueError(
             f"{name}: cannot be combined with {other}; put the mask in mask_mod "
             "(causal(), or and_masks(causal(), ...), says is_causal)"
@@ -507,24 +499,21 @@ def _check_mods(
         check_callable("score_mod", score_mod)
     if mask_mod is not None and not isinstance(mask_mod, TilePlan):
         check_callable("mask_mod", mask_mod)
-    _check_heads(query, key, value, enable_gqa)
+    for arg, x in zip(("query", "key", "value"), qkv, strict=True):
+        if x.dim() != 4:  # b and h index N and H
+            raise ValueError(f"{arg}: expected 4 dimensions (N, H, length, width), got {x.dim()}")
 
 
-def _plan(
-    mask_mod: MaskMod | TilePlan | None,
-    shape: tuple[int, ...],
-    block_size: tuple[int, int],
-    device: torch.device,
-) -> TilePlan | None:
+def _plan(mask_mod: Any, shape: tuple[int, ...], block: tuple[int, int], device: Any) -> Any:
     """The tiles of ``mask_mod`` (a function, planned now, or a plan checked against the call)."""
     if mask_mod is None:
         return None
     if not isinstance(mask_mod, TilePlan):
         N, H, L, S = shape
-        return plan_tiles(mask_mod, N, H, L, S, block_size, device=device)
-    if mask_mod.shape != tuple(shape) or mask_mod.block_size != block_size:
+        return plan_tiles(mask_mod, N, H, L, S, block, device=device)
+    if mask_mod.shape != tuple(shape) or mask_mod.block_size != block:
         raise ValueError(
             f"mask_mod: expected a plan for (N, H, L, S) = {tuple(shape)} and block_size "
-            f"{block_size}, got one for {mask_mod.shape} and {mask_mod.block_size}"
+            f"{block}, got one for {mask_mod.shape} and {mask_mod.block_size}"
         )
     return mask_mod

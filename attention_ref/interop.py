@@ -53,59 +53,36 @@ def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
     return ours
 
 
-def _inexpressible(module: Any) -> str | None:
-    """Why ``nn.MultiheadAttention`` cannot compute what ``module`` computes, or None."""
-    E, H, D = module.embed_dim, module.num_heads, module.head_dim
-    torch_mha = "for nn.MultiheadAttention"
-    if module.num_kv_heads != H:
-        return f"num_kv_heads: expected num_heads ({H}) {torch_mha}, got {module.num_kv_heads}"
-    if module.rope_base is not None:
-        return f"rope_base: expected None {torch_mha} (no rotary positions), got {module.rope_base}"
-    if H * D != E:
-        return f"head_dim: expected embed_dim // num_heads = {E // H} {torch_mha}, got {D}"
-    if module.scale is not None and module.scale != 1 / math.sqrt(D):
-        return f"scale: expected None or 1/sqrt(head_dim) {torch_mha}, got {module.scale}"
-    if module.attention_fn is not None:
-        name = getattr(module.attention_fn, "__name__", type(module.attention_fn).__name__)
-        return f"attention_fn: expected None {torch_mha}, got {name}"
-    if getattr(module, "sinks", None) is not None:
-        return f"sinks: expected False {torch_mha} (no sink logits), got True"
-    return None
-
-
 def attention_to_torch(module: Any) -> nn.MultiheadAttention:
     """A new batch-first ``nn.MultiheadAttention`` with the sizes and weights of ``module``
     (a ``MultiHeadAttention``): $W^Q, W^K, W^V$ concatenated into ``in_proj_weight``.
 
     Raises:
-        ValueError: If ``module`` uses an option ``nn.MultiheadAttention`` cannot express
-            (``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``, ``attention_fn``,
-            ``sinks``), naming it.
+        ValueError: If ``module`` uses an option ``nn.MultiheadAttention`` cannot express.
     """
-    reason = _inexpressible(module)
-    if reason is not None:
-        raise ValueError(reason)
-    weight, bias = module.out_proj.weight, module.out_proj.bias
-    theirs = nn.MultiheadAttention(
-        module.embed_dim,
-        module.num_heads,
-        dropout=module.dropout,
-        bias=bias is not None,
-        kdim=module.kdim,
-        vdim=module.vdim,
-        batch_first=True,  # as ours
-        device=weight.device,
-        dtype=weight.dtype,
-    )
-    projections = (module.q_proj, module.k_proj, module.v_proj)
+    D, fn, E, H = module.head_dim, module.attention_fn, module.embed_dim, module.num_heads
+    options = {  # option: (ours, what nn.MultiheadAttention computes)
+        "num_kv_heads": (module.num_kv_heads, H),
+        "rope_base": (module.rope_base, None),
+        "head_dim": (D, E // H),
+        "scale": (None if module.scale == 1 / math.sqrt(D) else module.scale, None),
+        "attention_fn": (fn if fn is None else getattr(fn, "__name__", type(fn).__name__), None),
+        "sinks": (module.sinks is not None, False),
+    }
+    for option, (ours, theirs) in options.items():
+        if ours != theirs:
+            raise ValueError(f"{option}: expected {theirs} for nn.MultiheadAttention, got {ours}")
+    q, k, v, out = module.q_proj, module.k_proj, module.v_proj, module.out_proj
+    kwargs = {"kdim": module.kdim, "vdim": module.vdim, "dropout": module.dropout}
+    kwargs |= {"bias": out.bias is not None, "device": out.weight.device, "dtype": out.weight.dtype}
+    theirs = nn.MultiheadAttention(E, H, batch_first=True, **kwargs)  # batch-first, as ours
     if theirs._qkv_same_embed_dim:  # W^Q, W^K, W^V, each (E, E) -> (3E, E)
-        state = {"in_proj_weight": torch.cat([p.weight for p in projections])}
+        state = {"in_proj_weight": torch.cat([q.weight, k.weight, v.weight])}
     else:
-        state = {f"{r}_proj_weight": p.weight for r, p in zip("qkv", projections, strict=True)}
-    if bias is not None:
-        state["in_proj_bias"] = torch.cat([p.bias for p in projections])
-    state |= {f"out_proj.{name}": t for name, t in module.out_proj.state_dict().items()}
-    theirs.load_state_dict(state)
+        state = {"q_proj_weight": q.weight, "k_proj_weight": k.weight, "v_proj_weight": v.weight}
+    if out.bias is not None:
+        state["in_proj_bias"] = torch.cat([q.bias, k.bias, v.bias])
+    theirs.load_state_dict(state | {f"out_proj.{n}": t for n, t in out.state_dict().items()})
     return theirs.train(module.training)
 
 

@@ -306,30 +306,26 @@ class MultiHeadAttention(nn.Module):
         return attention_from_torch(cls, module)
 
     def to_torch(self) -> nn.MultiheadAttention:
-        """A batch-first ``torch.nn.MultiheadAttention`` with these weights: ``from_torch``'s
-        inverse, for the options PyTorch's module has.
-
-        The same output for the same inputs; invert boolean masks (``~mask``) for it: in
-        PyTorch's ``attn_mask`` and ``key_padding_mask`` True means *masked*.
+        """A batch-first ``torch.nn.MultiheadAttention`` with these weights (``from_torch``'s
+        inverse); invert boolean masks for it (``~mask``: True means *masked* there).
 
         Raises:
-            ValueError: If this module uses an option ``nn.MultiheadAttention`` cannot
-                express (``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``,
-                ``attention_fn``, ``sinks``), naming it.
+            ValueError: Naming the option ``nn.MultiheadAttention`` cannot express:
+                ``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``, ``attention_fn``
+                or ``sinks``.
 
         Examples:
             >>> import torch
             >>> from attention_ref import MultiHeadAttention
             >>> _ = torch.manual_seed(0)
             >>> ours = MultiHeadAttention(8, 2)
-            >>> theirs = ours.to_torch()
             >>> x, mask = torch.randn(2, 5, 8), torch.ones(5, 5, dtype=torch.bool).tril()
-            >>> out, _ = theirs(x, x, x, attn_mask=~mask)  # True = masked, in PyTorch's
+            >>> out, _ = ours.to_torch()(x, x, x, attn_mask=~mask)  # True = masked there
             >>> torch.allclose(out, ours(x, attn_mask=mask)[0], atol=1e-6)
             True
             >>> MultiHeadAttention(8, 2, num_kv_heads=1).to_torch()
             Traceback (most recent call last):
             ...
-            ValueError: num_kv_heads: expected num_heads (2) for nn.MultiheadAttention, got 1
+            ValueError: num_kv_heads: expected 2 for nn.MultiheadAttention, got 1
         """
         return attention_to_torch(self)

@@ -331,6 +331,9 @@ def _future_annotations(module: griffe.Module) -> bool:
     return module.imports.get("annotations") == "__future__.annotations"
 
 
+CONVERTERS = frozenset({"to_torch"})  # methods kept only in a program that names them
+
+
 @dataclass
 class _Needs:
     """What a program needs, collected while walking the dependencies."""
@@ -351,11 +354,14 @@ def _definition(obj: griffe.Object, docstrings: bool, named: frozenset[str] | No
     may call any method of an object. A classmethod is called on the class, by its name
     (``MultiHeadAttention.from_torch(module)``, ``cls.from_torch``), so one that no line of
     the program names is never called: ``from_torch`` and the converters it needs stay out
-    of every copy that does not convert a PyTorch module. ``named=None`` keeps them all.
+    of every copy that does not convert a PyTorch module. The same holds for the methods of
+    ``CONVERTERS`` (``to_torch``): a program that converts names them, and one that does not
+    never calls them. ``named=None`` keeps them all.
     """
     skip: set[int] = set()
     for member in obj.members.values() if named is not None and obj.is_class else ():
-        if not member.is_alias and "classmethod" in member.labels and member.name not in named:
+        converter = "classmethod" in member.labels or member.name in CONVERTERS
+        if not member.is_alias and converter and member.name not in named:
             skip.update(range(_first_line(member), member.endlineno + 1))
     lines = _segment(obj, _first_line(obj), obj.endlineno, docstrings, skip)
     return _repl_safe(_clean(lines))

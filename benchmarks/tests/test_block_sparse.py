@@ -27,7 +27,7 @@ def test_every_variant_computes_its_mask(small_tiles):
         torch.testing.assert_close(fns[name](q, k, v), expected, atol=1e-5, rtol=1e-5)
         if name in block_sparse.DENSE:
             torch.testing.assert_close(fns[f"sdpa_{name}"](q, k, v), expected, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(fns["sdpa"](q, k, v), fns["causal"](q, k, v), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fns["sdpa"](q, k, v), fns["all"](q, k, v), atol=1e-5, rtol=1e-5)
 
 
 def test_plans_count_the_skipped_tiles(small_tiles):

@@ -98,15 +98,18 @@ def test_a_default_scale_written_out_is_accepted():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"num_kv_heads": 1}, r"num_kv_heads: expected num_heads \(2\) for nn.Multihead"),
-        ({"rope_base": 10000.0}, r"rope_base: expected None for nn.MultiheadAttention"),
-        ({"head_dim": 3}, r"head_dim: expected embed_dim // num_heads = 4 for nn.Multihead"),
-        ({"scale": 0.3}, r"scale: expected None or 1/sqrt\(head_dim\) for nn.Multihead"),
+        ({"num_kv_heads": 1}, r"num_kv_heads: expected 2 for nn.MultiheadAttention, got 1"),
+        (
+            {"rope_base": 10000.0},
+            r"rope_base: expected None for nn.MultiheadAttention, got 10000.0",
+        ),
+        ({"head_dim": 3}, r"head_dim: expected 4 for nn.MultiheadAttention, got 3"),
+        ({"scale": 0.3}, r"scale: expected None for nn.MultiheadAttention, got 0.3"),
         (
             {"attention_fn": chunked_attention},
             r"attention_fn: expected None for nn.MultiheadAttention, got chunked_attention",
         ),
-        ({"sinks": True}, r"sinks: expected False for nn.MultiheadAttention"),
+        ({"sinks": True}, r"sinks: expected False for nn.MultiheadAttention, got True"),
     ],
 )
 def test_what_nn_multihead_attention_cannot_express_is_refused(kwargs, message):

@@ -24,6 +24,8 @@ class Tiling(NamedTuple):
     scale: float
     b_q: int
     b_k: int
+    plan: object = None  # a mask_mod's TilePlan
+    score_mod: object = None
 
 
 def _qkv(*shape_q: int, s: int = 5, ev: int | None = None, dtype=torch.float64):
