@@ -471,3 +471,25 @@ def call_with(**kwargs):
 def test_bad_calls_name_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+def test_compiled_flex_attention_accepts_them_on_cpu():
+    """torch.compile(flex_attention) runs on a CPU (forward only) with our functions, their
+    captured tensors included. ``dynamic=False``: in PyTorch 2.13 a recompilation for a second
+    score function marks values dynamic, and the CPU kernel then fails to lower."""
+    N, H, L, S = 2, 2, 128, 128
+    query, key, value = qkv(N, H, H, L, S, E=16, Ev=16, dtype=torch.float32)
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 3, (N, S), generator=gen).sort(dim=-1).values
+    mask_mod = and_masks(causal(), document(ids), padding(torch.tensor([100, 128])))
+    bias, cap = relative_bias(torch.randn(H, 9, generator=gen)), softcap(20.0)
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return cap(bias(score, b, h, q_idx, kv_idx), b, h, q_idx, kv_idx)
+
+    block_mask = fa.create_block_mask(mask_mod, N, H, L, S, device="cpu")
+    compiled = torch.compile(fa.flex_attention, dynamic=False)
+    out = compiled(query, key, value, score_mod=score_mod, block_mask=block_mask)
+    expected = flex_reference(query, key, value, score_mod=score_mod, mask_mod=mask_mod)
+    torch.testing.assert_close(out, expected)
