@@ -20,6 +20,8 @@ the peak is reset: they are inputs). Shape legend: N batch, H heads, n = L = S, 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import gc
 import os
@@ -72,17 +74,33 @@ def mask_mod(name: str, n: int) -> Callable[[Tensor, Tensor, Tensor, Tensor], Te
     raise ValueError(f"name: expected one of {MASKS}, got {name!r}")
 
 
-def variants(n: int, q: Tensor) -> dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]]:
-    """Every function timed, of (query, key, value); the plans and dense masks made now."""
+VARIANTS = (*MASKS, *(f"sdpa_{name}" for name in DENSE), "sdpa")
+
+
+def variants(
+    n: int, q: Tensor, names: tuple[str, ...] = VARIANTS
+) -> dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]]:
+    """The functions of (query, key, value) called ``names``; their plans and dense masks
+    made now."""
     fns: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {}
-    for name in MASKS:
-        plan = plan_tiles(mask_mod(name, n), BATCH, HEADS, n, n, BLOCK_SIZE, device=q.device)
-        fns[name] = functools.partial(chunked_attention, mask_mod=plan)
-    for name in DENSE:
-        dense = create_mask(mask_mod(name, n), 1, 1, n, n, device=q.device)  # (1, 1, n, n)
-        fns[f"sdpa_{name}"] = functools.partial(F.scaled_dot_product_attention, attn_mask=dense)
-    fns["sdpa"] = F.scaled_dot_product_attention  # no mask: every key, as "all"
+    for name in names:
+        if name in MASKS:
+            plan = plan_tiles(mask_mod(name, n), BATCH, HEADS, n, n, BLOCK_SIZE, device=q.device)
+            fns[name] = functools.partial(chunked_attention, mask_mod=plan)
+        elif name == "sdpa":
+            fns[name] = F.scaled_dot_product_attention  # no mask: every key, as "all"
+        else:  # the mask as a dense bool tensor (1, 1, n, n)
+            dense = create_mask(mask_mod(name.removeprefix("sdpa_"), n), 1, 1, n, n)
+            fns[name] = functools.partial(F.scaled_dot_product_attention, attn_mask=dense)
     return fns
+
+
+def _release_freed_memory() -> None:
+    """Give the memory freed so far back to the OS (glibc), so that a later allocation raises
+    the resident size again instead of reusing it unseen by the peak."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to give back
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def plans(n: int) -> dict[str, dict[str, Any]]:
@@ -104,16 +122,16 @@ def plans(n: int) -> dict[str, dict[str, Any]]:
 def measure_memory_here(name: str, n: int, train: bool) -> int:
     """One call of one variant in this (fresh) process: its extra peak (VmHWM), in bytes."""
     small = inputs(64, "cpu")
-    warm_up = variants(64, small[0])[name]
+    warm_up = variants(64, small[0], (name,))[name]
     q, k, v = inputs(n, "cpu")
-    fn = variants(n, q)[name]  # the plans and dense masks exist before the peak is reset
+    fn = variants(n, q, (name,))[name]  # its plan or dense mask exists before the peak is reset
     with torch.no_grad():
         if train:
             train_step(warm_up, *small)  # load kernels, start threads, at a tiny size
         else:
             warm_up(*small)
         del warm_up
-        gc.collect()
+        _release_freed_memory()
         Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
         before = _proc_status_kib("VmRSS")
         out = train_step(fn, q, k, v) if train else fn(q, k, v)

@@ -36,6 +36,17 @@ _LABELS = {
         "d_k={head_dim}, {dtype}, {device}",
         "slope": "slope",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
+        "sparse_title": "Masked tiles skipped, n={n}, N={batch}, h={heads}, d_k={head_dim}, "
+        "{dtype}, tiles {b_q}×{b_k}",
+        "sparse_y": "time / time with every tile",
+        "forward": "forward",
+        "train": "forward + backward",
+        "causal": "causal",
+        "window": "causal window\n{window} keys",
+        "documents": "causal documents\nof {document}",
+        "skipping": "chunked_attention, empty tiles skipped",
+        "dense": "PyTorch SDPA, dense mask",
+        "target": "target",
     },
     "zh": {
         "reference": "朴素参考实现",
@@ -54,6 +65,17 @@ _LABELS = {
         "{dtype}，{device}",
         "slope": "斜率",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
+        "sparse_title": "跳过被掩码的块，n={n}，N={batch}，h={heads}，d_k={head_dim}，{dtype}，"
+        "块 {b_q}×{b_k}",
+        "sparse_y": "耗时与计算全部块的耗时之比",
+        "forward": "前向",
+        "train": "前向加反向",
+        "causal": "因果",
+        "window": "因果窗口\n{window} 个键",
+        "documents": "因果文档\n每篇 {document}",
+        "skipping": "chunked_attention，跳过空块",
+        "dense": "PyTorch SDPA，稠密掩码",
+        "target": "目标",
     },
 }
 
@@ -202,6 +224,63 @@ def plot_train_memory(results: dict[str, Any], lang: str = "en") -> Figure:
         KeyError: If the results hold no forward + backward measurements.
     """
     return _plot(results, lang, "peak_mib", train=True)
+
+
+def plot_block_sparse(results: dict[str, Any], lang: str = "en") -> Figure:
+    """Time of ``chunked_attention`` with each mask function over its time with every tile,
+    forward and forward + backward, beside SDPA with the dense mask and the targets.
+
+    Raises:
+        KeyError: If the results hold no block-sparse measurements.
+    """
+    if lang not in _LABELS:
+        raise ValueError(f"lang: expected one of {tuple(_LABELS)}, got {lang!r}")
+    if "block_sparse" not in results:
+        raise KeyError(
+            "block_sparse: these results have no block-sparse measurements; run "
+            "`python -m benchmarks --parts block-sparse`"
+        )
+    part, labels = results["block_sparse"], _LABELS[lang]
+    config = part["config"]
+    b_q, b_k = config["block_size"]
+    font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
+    family = {"fontfamily": font["family"]} if font else {}
+    fig = Figure(figsize=(7.5, 4.4), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    masks = list(part["ratios"]["forward"])
+    for ax, phase in zip(axes, ("forward", "train"), strict=True):
+        times = part[phase]["time_s"]
+        xs = range(len(masks))
+        ours = [part["ratios"][phase][name] for name in masks]
+        dense = [
+            times[f"sdpa_{name}"] / times["all"] if f"sdpa_{name}" in times else 0.0
+            for name in masks
+        ]
+        ax.bar([x - 0.2 for x in xs], ours, width=0.4, label=labels["skipping"])
+        ax.bar([x + 0.2 for x in xs], dense, width=0.4, label=labels["dense"], color="0.6")
+        for x, name in zip(xs, masks, strict=True):
+            goal = part["targets"][f"{phase}_{name}_over_all"]["target"].split()[-1]
+            ax.hlines(float(goal), x - 0.4, x, colors="black", linestyles="--", linewidth=1.2)
+        ax.plot([], [], "k--", linewidth=1.2, label=labels["target"])
+        names = [labels[name].format(**config) for name in masks]
+        ax.set_xticks(list(xs), labels=names, fontsize=8, **family)
+        ax.set_title(labels[phase], fontdict=font, fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel(labels["sparse_y"], fontdict=font)
+    handles, names = axes[0].get_legend_handles_labels()
+    prop = {"family": font["family"], "size": 8} if font else {"size": 8}
+    fig.legend(handles, names, loc="outside upper center", ncols=3, prop=prop, frameon=False)
+    title = labels["sparse_title"].format(b_q=b_q, b_k=b_k, **config)
+    fig.suptitle(title, fontsize=10, **family)
+    caption = _caption({**part, "gemm_gflops": results.get("gemm_gflops", 0)}, lang)
+    fig.text(0.5, 0.0, caption, ha="center", va="bottom", fontsize=7, color="0.35", fontdict=font)
+    fig.get_layout_engine().set(h_pad=0.25)
+    return fig
+
+
+def fig_cost_block_sparse(lang: str) -> Figure:
+    """Skipping the tiles a mask function leaves empty, measured on CPU (block_sparse part)."""
+    return plot_block_sparse(_results("cpu"), lang)
 
 
 def fig_cost_time(lang: str) -> Figure:

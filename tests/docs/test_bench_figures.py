@@ -59,3 +59,21 @@ def test_plot_rejects_an_unknown_language():
         decoding.plot_decode(RESULTS, "fr")
     with pytest.raises(ValueError, match=r"lang: expected one of \('en', 'zh'\), got 'fr'"):
         todays_models.plot_latent_decode(RESULTS, "fr")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_block_sparse_plot_draws_each_mask_against_its_target(lang):
+    fig = cost.plot_block_sparse(copy.deepcopy(RESULTS), lang)
+    assert len(fig.axes) == 2  # forward, forward + backward
+    part = RESULTS["block_sparse"]
+    for ax, phase in zip(fig.axes, ("forward", "train"), strict=True):
+        heights = [round(bar.get_height(), 6) for bar in ax.patches]
+        ours = [round(part["ratios"][phase][name], 6) for name in ("causal", "window", "documents")]
+        assert heights[:3] == ours  # chunked_attention's bars, then SDPA's
+        assert len(ax.collections) == 3  # one dashed target per mask
+    assert any("torch 2." in t.get_text() for t in fig.texts)
+    fig.savefig(io.BytesIO(), format="png")
+    results = copy.deepcopy(RESULTS)
+    del results["block_sparse"]
+    with pytest.raises(KeyError, match=r"--parts block-sparse"):
+        cost.plot_block_sparse(results, lang)
