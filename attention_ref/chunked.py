@@ -411,11 +411,10 @@ def chunked_attention(
             a plan's, else ``DEFAULT_BLOCK_SIZE``. Smaller tiles fit a local mask better.
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
         mask_mod: A mask function ``mask_mod(b, h, q_idx, kv_idx) -> bool``, True where a
-            query may attend (see ``attention_ref.mask_mods``), or its
-            [`TilePlan`][attention_ref.tile_plan.TilePlan] for these sizes. The tiles it
-            leaves empty are skipped in both passes. 4-D inputs ``(N, H, L, E)``: ``b`` and
-            ``h`` index N and the query heads. Build the plan once with
-            [`plan_tiles`][attention_ref.tile_plan.plan_tiles] to reuse it: planning calls
+            query may attend (see ``attention_ref.mask_mods``), or its ``TilePlan`` for
+            these sizes. The tiles it leaves empty are skipped in both passes. 4-D inputs
+            ``(N, H, L, E)``: ``b`` and ``h`` index N and the query heads. Build the plan
+            once with ``attention_ref.tile_plan.plan_tiles`` to reuse it: planning calls
             the function on every index.
         score_mod: ``score_mod(score, b, h, q_idx, kv_idx)``, the new score, applied to
             ``scale · q kᵀ`` before the mask (4-D inputs). Gradients also reach the tensors

@@ -54,7 +54,7 @@ def _tile_mask(
 @dataclass(frozen=True, eq=False)
 class TilePlan:
     """The tiles a mask leaves non-empty, those of them it masks partly, and how many it
-    leaves empty. Made by [`plan_tiles`][attention_ref.tile_plan.plan_tiles].
+    leaves empty. Made by ``plan_tiles``.
 
     Attributes:
         mask_mod: The mask function.
