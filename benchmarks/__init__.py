@@ -18,7 +18,11 @@ key of ``docs/bench-results/<device>.json``:
   ``flex_reference``), time and extra peak memory at n = 1024 and 4096 (``"apis"``);
 * ``flex-cpu`` (`benchmarks.flex_cpu`, CPU): FlexAttention's first compiled call (caches
   off) and the steady state of the compiled kernel, eager ``flex_attention`` and
-  ``flex_reference`` at n = 1024, causal, and the error a backward pass raises (``"flex_cpu"``).
+  ``flex_reference`` at n = 1024, causal, and the error a backward pass raises (``"flex_cpu"``);
+* ``block-sparse`` (`benchmarks.block_sparse`, CPU): ``chunked_attention`` with a mask
+  function (causal, a causal window, causal documents) against the same call computing every
+  tile and SDPA with the dense mask, at n = 8192, forward and forward + backward, with its
+  targets (``"block_sparse"``).
 
 Every timing follows one protocol (`benchmarks.protocol`): round-robin rounds, the fastest
 kept. `benchmarks.report` writes the file and prints the summary. The site draws its figures
