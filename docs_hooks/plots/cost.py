@@ -1,21 +1,24 @@
-"""Figures of the cost page: the benchmark's measurements, drawn from its committed JSON.
-
-The build never benchmarks: ``python -m benchmarks`` (``nox -s bench``) writes
-docs/bench-results/<device>.json, and these functions plot it, with the machine and the
-library versions in a caption line on each figure.
+"""Figures of the cost page: the benchmark's measurements, drawn from its committed JSON
+(docs/bench-results/<device>.json, read by .measured), with the machine and the library
+versions in a caption line on each figure.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator
 
-RESULTS = Path(__file__).parents[2] / "docs" / "bench-results"
+from .measured import (
+    RESULTS,
+    add_caption,
+    caption,
+    check_lang,
+    font,
+    load_results,
+    log_log_over_lengths,
+    results_part,
+)
 
 _LABELS = {
     "en": {
@@ -80,48 +83,6 @@ _LABELS = {
 }
 
 
-def _results(device: str) -> dict[str, Any]:
-    path = RESULTS / f"{device}.json"
-    if not path.is_file():
-        from mkdocs.exceptions import PluginError  # the tests draw without MkDocs
-
-        raise PluginError(
-            f"figures: {path} is missing; run `python -m benchmarks --device {device}` "
-            "(or `nox -s bench`) to measure and write it, then build again"
-        )
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _caption(results: dict[str, Any], lang: str = "en") -> str:
-    m, v = results["machine"], results["versions"]
-    cores = {"en": "{cpu}, {cores} cores", "zh": "{cpu}，{cores} 核"}[lang]
-    where = m.get("gpu") or cores.format(**m)
-    return (
-        f"{where} · GEMM {results['gemm_gflops']:.0f} GFLOP/s · torch {v['torch']} · "
-        f"numpy {v['numpy']} · Python {v['python']} · {results['date']}"
-    )
-
-
-@functools.cache
-def _cjk_font() -> str | None:
-    """A font family with Chinese glyphs (mplfonts' bundled one or a system font), if any."""
-    from matplotlib import font_manager
-
-    try:
-        import mplfonts
-
-        fonts = Path(mplfonts.__file__).parent / "fonts"
-        for path in sorted(fonts.glob("NotoSansCJK*.otf")):
-            font_manager.fontManager.addfont(str(path))
-    except ImportError:
-        pass
-    available = {f.name for f in font_manager.fontManager.ttflist}
-    for family in ("Noto Sans CJK SC", "Source Han Sans SC", "Noto Sans SC", "SimHei"):
-        if family in available:
-            return family
-    return None
-
-
 def _with_slope(label: str, slope: float, lang: str) -> str:
     """A legend entry with its fitted slope: "chunked_attention (slope 1.93)"; in Chinese,
     full-width parentheses, one pair: "chunked_attention（分块，斜率 1.93）"."""
@@ -134,16 +95,13 @@ def _with_slope(label: str, slope: float, lang: str) -> str:
 
 
 def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -> Figure:
-    if lang not in _LABELS:
-        raise ValueError(f"lang: expected one of {tuple(_LABELS)}, got {lang!r}")
-    labels, config = _LABELS[lang], results["config"]
-    if train and "train" not in results:
-        raise KeyError(
-            "train: these results have no forward + backward measurements; rerun the "
-            "benchmark: `python -m benchmarks --parts train` (`nox -s bench -- --parts train`)"
-        )
-    measured = results["train"] if train else results
-    font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
+    check_lang(lang, _LABELS)
+    labels, config, fonts = _LABELS[lang], results["config"], font(lang)
+    measured = (
+        results_part(results, "train", "forward + backward measurements", "train")
+        if train
+        else results
+    )
     fig = Figure(figsize=(7.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
     slopes = measured["slopes"]["time" if field == "time_s" else "memory"]
@@ -155,29 +113,15 @@ def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -
         name_label = labels.get(name, name).format(**config)
         label = _with_slope(name_label, slope, lang) if slope else name_label
         ax.plot(*zip(*points, strict=True), marker="o", label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(config["sizes"], labels=[str(n) for n in config["sizes"]])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_yscale("log")
-    ax.set_xlabel(labels["n"], fontdict=font)
-    ax.set_ylabel(labels["time" if field == "time_s" else "memory"], fontdict=font)
+    log_log_over_lengths(ax, config["sizes"])
+    ax.set_xlabel(labels["n"], fontdict=fonts)
+    ax.set_ylabel(labels["time" if field == "time_s" else "memory"], fontdict=fonts)
     title = ("train_" if train else "") + ("time_title" if field == "time_s" else "memory_title")
     title = labels[title].format(device=results["device"].upper(), **config)
-    ax.set_title(title, fontdict=font, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(title, fontdict=fonts, fontsize=10)
     if ax.get_lines():
-        ax.legend(prop=font and {"family": font["family"]}, fontsize=8)
-    fig.text(
-        0.5,
-        0.0,
-        _caption(results, lang),
-        ha="center",
-        va="bottom",
-        fontsize=7,
-        color="0.35",
-        fontdict=font,
-    )
-    fig.get_layout_engine().set(h_pad=0.25)
+        ax.legend(prop=fonts and {"family": fonts["family"]}, fontsize=8)
+    add_caption(fig, caption(results, lang, gemm_gflops=results["gemm_gflops"]), lang)
     return fig
 
 
@@ -233,18 +177,11 @@ def plot_block_sparse(results: dict[str, Any], lang: str = "en") -> Figure:
     Raises:
         KeyError: If the results hold no block-sparse measurements.
     """
-    if lang not in _LABELS:
-        raise ValueError(f"lang: expected one of {tuple(_LABELS)}, got {lang!r}")
-    if "block_sparse" not in results:
-        raise KeyError(
-            "block_sparse: these results have no block-sparse measurements; run "
-            "`python -m benchmarks --parts block-sparse`"
-        )
-    part, labels = results["block_sparse"], _LABELS[lang]
-    config = part["config"]
+    check_lang(lang, _LABELS)
+    part = results_part(results, "block_sparse", "block-sparse measurements", "block-sparse")
+    labels, config, fonts = _LABELS[lang], part["config"], font(lang)
     b_q, b_k = config["block_size"]
-    font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
-    family = {"fontfamily": font["family"]} if font else {}
+    family = {"fontfamily": fonts["family"]} if fonts else {}
     fig = Figure(figsize=(7.5, 4.4), layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
     masks = list(part["ratios"]["forward"])
@@ -264,51 +201,49 @@ def plot_block_sparse(results: dict[str, Any], lang: str = "en") -> Figure:
         ax.plot([], [], "k--", linewidth=1.2, label=labels["target"])
         names = [labels[name].format(**config) for name in masks]
         ax.set_xticks(list(xs), labels=names, fontsize=8, **family)
-        ax.set_title(labels[phase], fontdict=font, fontsize=10)
+        ax.set_title(labels[phase], fontdict=fonts, fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
-    axes[0].set_ylabel(labels["sparse_y"], fontdict=font)
+    axes[0].set_ylabel(labels["sparse_y"], fontdict=fonts)
     handles, names = axes[0].get_legend_handles_labels()
-    prop = {"family": font["family"], "size": 8} if font else {"size": 8}
+    prop = {"family": fonts["family"], "size": 8} if fonts else {"size": 8}
     fig.legend(handles, names, loc="outside upper center", ncols=3, prop=prop, frameon=False)
     title = labels["sparse_title"].format(b_q=b_q, b_k=b_k, **config)
     fig.suptitle(title, fontsize=10, **family)
-    caption = _caption({**part, "gemm_gflops": results.get("gemm_gflops", 0)}, lang)
-    fig.text(0.5, 0.0, caption, ha="center", va="bottom", fontsize=7, color="0.35", fontdict=font)
-    fig.get_layout_engine().set(h_pad=0.25)
+    add_caption(fig, caption(part, lang, gemm_gflops=results.get("gemm_gflops")), lang)
     return fig
 
 
 def fig_cost_block_sparse(lang: str) -> Figure:
     """Skipping the tiles a mask function leaves empty, measured on CPU (block_sparse part)."""
-    return plot_block_sparse(_results("cpu"), lang)
+    return plot_block_sparse(load_results("cpu"), lang)
 
 
 def fig_cost_time(lang: str) -> Figure:
     """Time per call against n, log-log, measured on CPU (docs/bench-results/cpu.json)."""
-    return plot_time(_results("cpu"), lang)
+    return plot_time(load_results("cpu"), lang)
 
 
 def fig_cost_memory(lang: str) -> Figure:
     """Extra peak memory against n, log-log, measured on CPU (docs/bench-results/cpu.json)."""
-    return plot_memory(_results("cpu"), lang)
+    return plot_memory(load_results("cpu"), lang)
 
 
 def fig_cost_train_time(lang: str) -> Figure:
     """Forward + backward time against n, measured on CPU (the JSON's "train" part)."""
-    return plot_train_time(_results("cpu"), lang)
+    return plot_train_time(load_results("cpu"), lang)
 
 
 def fig_cost_train_memory(lang: str) -> Figure:
     """Forward + backward extra peak memory against n, measured on CPU."""
-    return plot_train_memory(_results("cpu"), lang)
+    return plot_train_memory(load_results("cpu"), lang)
 
 
 if (RESULTS / "cuda.json").is_file():  # only where a GPU run was committed
 
     def fig_cost_time_cuda(lang: str) -> Figure:
         """Time per call against n, measured on a GPU (docs/bench-results/cuda.json)."""
-        return plot_time(_results("cuda"), lang)
+        return plot_time(load_results("cuda"), lang)
 
     def fig_cost_memory_cuda(lang: str) -> Figure:
         """Extra peak memory against n, measured on a GPU (docs/bench-results/cuda.json)."""
-        return plot_memory(_results("cuda"), lang)
+        return plot_memory(load_results("cuda"), lang)

@@ -7,11 +7,18 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator
 
 from attention_ref import causal_mask
 
-from .cost import _cjk_font, _results
+from .measured import (
+    add_caption,
+    caption,
+    check_lang,
+    font,
+    load_results,
+    log_log_over_lengths,
+    results_part,
+)
 from .transformer_layer import _arrow, _draw_layer
 
 TEXT = {
@@ -108,7 +115,6 @@ def fig_decoding_mask(lang: str) -> Figure:
     return fig
 
 
-RERUN = "rerun `python -m benchmarks --parts decode` (`nox -s bench -- --parts decode`)"
 TIME_TEXT = {
     "en": {
         "cached": "with the KV cache",
@@ -116,7 +122,6 @@ TIME_TEXT = {
         "t": "tokens so far, t",
         "time": "time per generated token (s)",
         "legend": "{name} (slope {slope:.2f})",
-        "caption": "{cpu}, {cores} cores, {threads} threads",
         "title": "Generating one token, CPU: {layers} layers, d_model = {d_model}, "
         "{nhead} heads, float32",
     },
@@ -126,7 +131,6 @@ TIME_TEXT = {
         "t": "已有词元数 t",
         "time": "生成一个词元的时间（秒）",
         "legend": "{name}（斜率 {slope:.2f}）",
-        "caption": "{cpu}，{cores} 核，{threads} 线程",
         "title": "生成一个词元（CPU）：{layers} 层，d_model = {d_model}，{nhead} 个头，float32",
     },
 }
@@ -138,9 +142,7 @@ def decode_results(results: dict[str, Any]) -> dict[str, Any]:
     Raises:
         KeyError: If the results have no decoding measurements, naming the command to run.
     """
-    if "decode" not in results:
-        raise KeyError(f"decode: these results have no decoding measurements; {RERUN}")
-    return results["decode"]
+    return results_part(results, "decode", "decoding measurements", "decode")
 
 
 def plot_decode(results: dict[str, Any], lang: str = "en") -> Figure:
@@ -150,32 +152,22 @@ def plot_decode(results: dict[str, Any], lang: str = "en") -> Figure:
         KeyError: If the results have no decoding measurements.
         ValueError: On an unknown ``lang``.
     """
-    if lang not in TIME_TEXT:
-        raise ValueError(f"lang: expected one of {tuple(TIME_TEXT)}, got {lang!r}")
-    labels, decode = TIME_TEXT[lang], decode_results(results)
-    font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
+    check_lang(lang, TIME_TEXT)
+    labels, decode, fonts = TIME_TEXT[lang], decode_results(results), font(lang)
     fig = Figure(figsize=(7.5, 4.6), layout="constrained")
     ax = fig.add_subplot()
     for key in ("uncached", "cached"):
         label = labels["legend"].format(name=labels[key], slope=decode["slopes"][key])
         ax.plot(decode["lengths"], decode[f"{key}_s"], marker="o", label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(decode["lengths"], labels=[str(t) for t in decode["lengths"]])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_yscale("log")
-    ax.set_xlabel(labels["t"], fontdict=font)
-    ax.set_ylabel(labels["time"], fontdict=font)
-    ax.set_title(labels["title"].format(**decode["config"]), fontdict=font, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(prop=font and {"family": font["family"]}, fontsize=8)
-    m, v = decode["machine"], decode["versions"]
-    where = labels["caption"].format(threads=decode["config"]["threads"], **m)
-    caption = f"{where} · torch {v['torch']} · Python {v['python']} · {decode['date']}"
-    fig.text(0.5, 0.0, caption, ha="center", va="bottom", fontsize=7, color="0.35", **font)
-    fig.get_layout_engine().set(h_pad=0.25)
+    log_log_over_lengths(ax, decode["lengths"])
+    ax.set_xlabel(labels["t"], fontdict=fonts)
+    ax.set_ylabel(labels["time"], fontdict=fonts)
+    ax.set_title(labels["title"].format(**decode["config"]), fontdict=fonts, fontsize=10)
+    ax.legend(prop=fonts and {"family": fonts["family"]}, fontsize=8)
+    add_caption(fig, caption(decode, lang), lang)
     return fig
 
 
 def fig_decoding_time(lang: str) -> Figure:
     """Time per generated token with and without the cache, measured (the JSON's "decode")."""
-    return plot_decode(_results("cpu"), lang)
+    return plot_decode(load_results("cpu"), lang)

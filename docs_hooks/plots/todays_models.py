@@ -10,13 +10,20 @@ from typing import Any
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator
 
 from attention_ref import kv_cache_numel, sliding_window_mask
 from attention_ref.lab.attention_maps import attention_maps, train_counting_decoder
 
-from .cost import _cjk_font, _results
 from .masks import MASK_COLORS
+from .measured import (
+    add_caption,
+    caption,
+    check_lang,
+    font,
+    load_results,
+    log_log_over_lengths,
+    results_part,
+)
 
 TEXT = {
     "en": {
@@ -172,9 +179,6 @@ def fig_todays_models_memory(lang: str) -> Figure:
     return fig
 
 
-RERUN = (
-    "rerun `python -m benchmarks --parts latent-decode` (`nox -s bench -- --parts latent-decode`)"
-)
 DECODE_TEXT = {
     "en": {
         "labels": {
@@ -192,7 +196,6 @@ DECODE_TEXT = {
         "cache_legend": "{name}: {numbers} numbers a token",
         "title": "One attention layer decoding, CPU: d_model = {d_model}, {num_heads} heads, "
         "{dtype}",
-        "caption": "{cpu}, {cores} cores, {threads} threads",
     },
     "zh": {
         "labels": {
@@ -209,7 +212,6 @@ DECODE_TEXT = {
         "legend": "{name}（斜率 {slope:.2f}）",
         "cache_legend": "{name}：每个词元 {numbers} 个数",
         "title": "一个注意力层解码（CPU）：d_model = {d_model}，{num_heads} 个头，{dtype}",
-        "caption": "{cpu}，{cores} 核，{threads} 线程",
     },
 }
 
@@ -220,9 +222,7 @@ def latent_decode_results(results: dict[str, Any]) -> dict[str, Any]:
     Raises:
         KeyError: If the results have no such measurements, naming the command to run.
     """
-    if "latent_decode" not in results:
-        raise KeyError(f"latent_decode: these results have no MHA/GQA/MLA decoding; {RERUN}")
-    return results["latent_decode"]
+    return results_part(results, "latent_decode", "MHA/GQA/MLA decoding", "latent-decode")
 
 
 def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
@@ -232,10 +232,8 @@ def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
         KeyError: If the results have no ``latent_decode`` part.
         ValueError: On an unknown ``lang``.
     """
-    if lang not in DECODE_TEXT:
-        raise ValueError(f"lang: expected one of {tuple(DECODE_TEXT)}, got {lang!r}")
-    text, part = DECODE_TEXT[lang], latent_decode_results(results)
-    font = {"family": ["DejaVu Sans", _cjk_font()]} if lang == "zh" and _cjk_font() else {}
+    check_lang(lang, DECODE_TEXT)
+    text, part, fonts = DECODE_TEXT[lang], latent_decode_results(results), font(lang)
     config, lengths = part["config"], part["lengths"]
     fig = Figure(figsize=(7.8, 4.0), layout="constrained")
     timing, memory = fig.subplots(1, 2)
@@ -252,24 +250,16 @@ def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
         (memory, "cache", "cache_title", "lower right"),
     )
     for ax, ylabel, title, where in panels:
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xticks(lengths, labels=[str(t) for t in lengths])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel(text["t"], fontdict=font, fontsize=9)
-        ax.set_ylabel(text[ylabel], fontdict=font, fontsize=9)
-        ax.set_title(text[title], fontdict=font, fontsize=9)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(prop={**({"family": font["family"]} if font else {}), "size": 7}, loc=where)
-    fig.suptitle(text["title"].format(**config), fontsize=10, **font)
-    m, v = part["machine"], part["versions"]
-    machine = text["caption"].format(threads=config["threads"], **m)
-    caption = f"{machine} · torch {v['torch']} · Python {v['python']} · {part['date']}"
-    fig.text(0.5, 0.0, caption, ha="center", va="bottom", fontsize=7, color="0.35", **font)
-    fig.get_layout_engine().set(h_pad=0.25)
+        log_log_over_lengths(ax, lengths)
+        ax.set_xlabel(text["t"], fontdict=fonts, fontsize=9)
+        ax.set_ylabel(text[ylabel], fontdict=fonts, fontsize=9)
+        ax.set_title(text[title], fontdict=fonts, fontsize=9)
+        ax.legend(prop={**({"family": fonts["family"]} if fonts else {}), "size": 7}, loc=where)
+    fig.suptitle(text["title"].format(**config), fontsize=10, **fonts)
+    add_caption(fig, caption(part, lang), lang)
     return fig
 
 
 def fig_todays_models_decode(lang: str) -> Figure:
     """MHA, GQA and MLA decoding, measured (the JSON's "latent_decode")."""
-    return plot_latent_decode(_results("cpu"), lang)
+    return plot_latent_decode(load_results("cpu"), lang)
