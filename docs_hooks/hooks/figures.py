@@ -67,7 +67,8 @@ def render(draw: Callable[[str], Figure], lang: str) -> bytes:
     return buffer.getvalue()
 
 
-def _register_cjk_font() -> None:
+def register_cjk_font() -> None:
+    """Make the Chinese font known to matplotlib (tests/docs call it too, to draw as the site)."""
     if not CJK_FONT.is_file():
         raise PluginError(f"figures: the Chinese font is missing: {CJK_FONT} (install mplfonts)")
     font_manager.fontManager.addfont(str(CJK_FONT))
@@ -89,7 +90,7 @@ _drawn: dict[tuple[int, ...], list[Path]] = {}
 def on_config(config):
     """Draw with the Agg backend and the CJK font."""
     matplotlib.use("Agg")
-    _register_cjk_font()
+    register_cjk_font()
 
 
 def on_files(files, config):

@@ -1,5 +1,5 @@
 """Figures of the cost page: the benchmark's measurements, drawn from its committed JSON
-(docs/bench-results/<device>.json, read by .measured), with the machine and the library
+(docs/bench-results/<device>.json, read by measured.py), with the machine and the library
 versions in a caption line on each figure.
 """
 
@@ -9,16 +9,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from .measured import (
-    RESULTS,
-    add_caption,
-    caption,
-    check_lang,
-    font,
-    load_results,
-    log_log_over_lengths,
-    results_part,
-)
+from . import measured
 
 _LABELS = {
     "en": {
@@ -95,17 +86,17 @@ def _with_slope(label: str, slope: float, lang: str) -> str:
 
 
 def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -> Figure:
-    check_lang(lang, _LABELS)
-    labels, config, fonts = _LABELS[lang], results["config"], font(lang)
-    measured = (
-        results_part(results, "train", "forward + backward measurements", "train")
+    measured.check_lang(lang, _LABELS)
+    labels, config = _LABELS[lang], results["config"]
+    part = (
+        measured.results_part(results, "train", "forward + backward measurements", "train")
         if train
         else results
     )
     fig = Figure(figsize=(7.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
-    slopes = measured["slopes"]["time" if field == "time_s" else "memory"]
-    for name, row in measured["results"].items():
+    slopes = part["slopes"]["time" if field == "time_s" else "memory"]
+    for name, row in part["results"].items():
         points = [(n, y) for n, y in zip(row["n"], row[field], strict=True) if y]
         if not points:
             continue
@@ -113,15 +104,15 @@ def _plot(results: dict[str, Any], lang: str, field: str, train: bool = False) -
         name_label = labels.get(name, name).format(**config)
         label = _with_slope(name_label, slope, lang) if slope else name_label
         ax.plot(*zip(*points, strict=True), marker="o", label=label)
-    log_log_over_lengths(ax, config["sizes"])
-    ax.set_xlabel(labels["n"], fontdict=fonts)
-    ax.set_ylabel(labels["time" if field == "time_s" else "memory"], fontdict=fonts)
+    measured.log_log_over_lengths(ax, config["sizes"])
+    ax.set_xlabel(labels["n"])
+    ax.set_ylabel(labels["time" if field == "time_s" else "memory"])
     title = ("train_" if train else "") + ("time_title" if field == "time_s" else "memory_title")
     title = labels[title].format(device=results["device"].upper(), **config)
-    ax.set_title(title, fontdict=fonts, fontsize=10)
+    ax.set_title(title, fontsize=10)
     if ax.get_lines():
-        ax.legend(prop=fonts and {"family": fonts["family"]}, fontsize=8)
-    add_caption(fig, caption(results, lang, gemm_gflops=results["gemm_gflops"]), lang)
+        ax.legend()
+    measured.add_caption(fig, results, lang, gemm_gflops=results["gemm_gflops"])
     return fig
 
 
@@ -177,11 +168,12 @@ def plot_block_sparse(results: dict[str, Any], lang: str = "en") -> Figure:
     Raises:
         KeyError: If the results hold no block-sparse measurements.
     """
-    check_lang(lang, _LABELS)
-    part = results_part(results, "block_sparse", "block-sparse measurements", "block-sparse")
-    labels, config, fonts = _LABELS[lang], part["config"], font(lang)
+    measured.check_lang(lang, _LABELS)
+    part = measured.results_part(
+        results, "block_sparse", "block-sparse measurements", "block-sparse"
+    )
+    labels, config = _LABELS[lang], part["config"]
     b_q, b_k = config["block_size"]
-    family = {"fontfamily": fonts["family"]} if fonts else {}
     fig = Figure(figsize=(7.5, 4.4), layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
     masks = list(part["ratios"]["forward"])
@@ -200,50 +192,49 @@ def plot_block_sparse(results: dict[str, Any], lang: str = "en") -> Figure:
             ax.hlines(float(goal), x - 0.4, x, colors="black", linestyles="--", linewidth=1.2)
         ax.plot([], [], "k--", linewidth=1.2, label=labels["target"])
         names = [labels[name].format(**config) for name in masks]
-        ax.set_xticks(list(xs), labels=names, fontsize=8, **family)
-        ax.set_title(labels[phase], fontdict=fonts, fontsize=10)
+        ax.set_xticks(list(xs), labels=names, fontsize=8)
+        ax.set_title(labels[phase], fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
-    axes[0].set_ylabel(labels["sparse_y"], fontdict=fonts)
+    axes[0].set_ylabel(labels["sparse_y"])
     handles, names = axes[0].get_legend_handles_labels()
-    prop = {"family": fonts["family"], "size": 8} if fonts else {"size": 8}
-    fig.legend(handles, names, loc="outside upper center", ncols=3, prop=prop, frameon=False)
+    fig.legend(handles, names, loc="outside upper center", ncols=3, fontsize=8, frameon=False)
     title = labels["sparse_title"].format(b_q=b_q, b_k=b_k, **config)
-    fig.suptitle(title, fontsize=10, **family)
-    add_caption(fig, caption(part, lang, gemm_gflops=results.get("gemm_gflops")), lang)
+    fig.suptitle(title, fontsize=10)
+    measured.add_caption(fig, part, lang, gemm_gflops=results.get("gemm_gflops"))
     return fig
 
 
 def fig_cost_block_sparse(lang: str) -> Figure:
     """Skipping the tiles a mask function leaves empty, measured on CPU (block_sparse part)."""
-    return plot_block_sparse(load_results("cpu"), lang)
+    return plot_block_sparse(measured.load_results("cpu"), lang)
 
 
 def fig_cost_time(lang: str) -> Figure:
     """Time per call against n, log-log, measured on CPU (docs/bench-results/cpu.json)."""
-    return plot_time(load_results("cpu"), lang)
+    return plot_time(measured.load_results("cpu"), lang)
 
 
 def fig_cost_memory(lang: str) -> Figure:
     """Extra peak memory against n, log-log, measured on CPU (docs/bench-results/cpu.json)."""
-    return plot_memory(load_results("cpu"), lang)
+    return plot_memory(measured.load_results("cpu"), lang)
 
 
 def fig_cost_train_time(lang: str) -> Figure:
     """Forward + backward time against n, measured on CPU (the JSON's "train" part)."""
-    return plot_train_time(load_results("cpu"), lang)
+    return plot_train_time(measured.load_results("cpu"), lang)
 
 
 def fig_cost_train_memory(lang: str) -> Figure:
     """Forward + backward extra peak memory against n, measured on CPU."""
-    return plot_train_memory(load_results("cpu"), lang)
+    return plot_train_memory(measured.load_results("cpu"), lang)
 
 
-if (RESULTS / "cuda.json").is_file():  # only where a GPU run was committed
+if (measured.RESULTS / "cuda.json").is_file():  # only where a GPU run was committed
 
     def fig_cost_time_cuda(lang: str) -> Figure:
         """Time per call against n, measured on a GPU (docs/bench-results/cuda.json)."""
-        return plot_time(load_results("cuda"), lang)
+        return plot_time(measured.load_results("cuda"), lang)
 
     def fig_cost_memory_cuda(lang: str) -> Figure:
         """Extra peak memory against n, measured on a GPU (docs/bench-results/cuda.json)."""
-        return plot_memory(load_results("cuda"), lang)
+        return plot_memory(measured.load_results("cuda"), lang)

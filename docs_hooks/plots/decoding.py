@@ -10,15 +10,7 @@ from matplotlib.figure import Figure
 
 from attention_ref import causal_mask
 
-from .measured import (
-    add_caption,
-    caption,
-    check_lang,
-    font,
-    load_results,
-    log_log_over_lengths,
-    results_part,
-)
+from . import measured
 from .transformer_layer import _arrow, _draw_layer
 
 TEXT = {
@@ -142,7 +134,7 @@ def decode_results(results: dict[str, Any]) -> dict[str, Any]:
     Raises:
         KeyError: If the results have no decoding measurements, naming the command to run.
     """
-    return results_part(results, "decode", "decoding measurements", "decode")
+    return measured.results_part(results, "decode", "decoding measurements", "decode")
 
 
 def plot_decode(results: dict[str, Any], lang: str = "en") -> Figure:
@@ -152,22 +144,22 @@ def plot_decode(results: dict[str, Any], lang: str = "en") -> Figure:
         KeyError: If the results have no decoding measurements.
         ValueError: On an unknown ``lang``.
     """
-    check_lang(lang, TIME_TEXT)
-    labels, decode, fonts = TIME_TEXT[lang], decode_results(results), font(lang)
+    measured.check_lang(lang, TIME_TEXT)
+    labels, decode = TIME_TEXT[lang], decode_results(results)
     fig = Figure(figsize=(7.5, 4.6), layout="constrained")
     ax = fig.add_subplot()
     for key in ("uncached", "cached"):
         label = labels["legend"].format(name=labels[key], slope=decode["slopes"][key])
         ax.plot(decode["lengths"], decode[f"{key}_s"], marker="o", label=label)
-    log_log_over_lengths(ax, decode["lengths"])
-    ax.set_xlabel(labels["t"], fontdict=fonts)
-    ax.set_ylabel(labels["time"], fontdict=fonts)
-    ax.set_title(labels["title"].format(**decode["config"]), fontdict=fonts, fontsize=10)
-    ax.legend(prop=fonts and {"family": fonts["family"]}, fontsize=8)
-    add_caption(fig, caption(decode, lang), lang)
+    measured.log_log_over_lengths(ax, decode["lengths"])
+    ax.set_xlabel(labels["t"])
+    ax.set_ylabel(labels["time"])
+    ax.set_title(labels["title"].format(**decode["config"]), fontsize=10)
+    ax.legend()
+    measured.add_caption(fig, decode, lang)
     return fig
 
 
 def fig_decoding_time(lang: str) -> Figure:
     """Time per generated token with and without the cache, measured (the JSON's "decode")."""
-    return plot_decode(load_results("cpu"), lang)
+    return plot_decode(measured.load_results("cpu"), lang)

@@ -1,5 +1,5 @@
-"""What every figure of measurements shares: the results file, the part a figure draws, a font
-for Chinese text, the caption line naming the machine, and a log-log axis over lengths.
+"""What every figure of measurements shares: the results file, the part a figure draws, the
+caption line naming the machine, and a log-log axis over lengths.
 
 The build never benchmarks: ``python -m benchmarks`` (``nox -s bench``) writes
 docs/bench-results/<device>.json, and the figures of the cost, decoding and today's-models pages
@@ -8,7 +8,6 @@ are drawn from that file alone.
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -49,39 +48,17 @@ def check_lang(lang: str, texts: dict[str, Any]) -> None:
         raise ValueError(f"lang: expected one of {tuple(texts)}, got {lang!r}")
 
 
-@functools.cache
-def cjk_font() -> str | None:
-    """A font family with Chinese glyphs (mplfonts' bundled one or a system font), if any."""
-    from matplotlib import font_manager
-
-    try:
-        import mplfonts
-
-        fonts = Path(mplfonts.__file__).parent / "fonts"
-        for path in sorted(fonts.glob("NotoSansCJK*.otf")):
-            font_manager.fontManager.addfont(str(path))
-    except ImportError:
-        pass
-    available = {f.name for f in font_manager.fontManager.ttflist}
-    for family in ("Noto Sans CJK SC", "Source Han Sans SC", "Noto Sans SC", "SimHei"):
-        if family in available:
-            return family
-    return None
-
-
-def font(lang: str) -> dict[str, Any]:
-    """``fontdict`` for text in ``lang``: Latin glyphs first, then the Chinese font."""
-    return {"family": ["DejaVu Sans", cjk_font()]} if lang == "zh" and cjk_font() else {}
-
-
 _WHERE = {
     "en": ("{cpu}, {cores} cores", ", {torch_threads} threads"),
     "zh": ("{cpu}，{cores} 核", "，{torch_threads} 线程"),
 }
 
 
-def caption(part: dict[str, Any], lang: str, *, gemm_gflops: float | None = None) -> str:
-    """The machine, its threads, its GEMM speed if given, the library versions and the date."""
+def add_caption(
+    fig: Figure, part: dict[str, Any], lang: str, *, gemm_gflops: float | None = None
+) -> None:
+    """A line under the figure's axes, in small grey type: the machine, its threads, its GEMM
+    speed if given, the library versions and the date of the measurements in ``part``."""
     m, v = part["machine"], part["versions"]
     cores, threads = _WHERE[lang]
     if "torch_threads" in m:
@@ -91,13 +68,7 @@ def caption(part: dict[str, Any], lang: str, *, gemm_gflops: float | None = None
         items.append(f"GEMM {gemm_gflops:.0f} GFLOP/s")
     items += [f"{name} {v[name]}" for name in ("torch", "numpy") if name in v]
     items += [f"Python {v['python']}", part["date"]]
-    return " · ".join(items)
-
-
-def add_caption(fig: Figure, text: str, lang: str) -> None:
-    """The caption line under the figure's axes, in small grey type."""
-    fonts = font(lang)
-    fig.text(0.5, 0.0, text, ha="center", va="bottom", fontsize=7, color="0.35", fontdict=fonts)
+    fig.text(0.5, 0.0, " · ".join(items), ha="center", va="bottom", fontsize=7, color="0.35")
     fig.get_layout_engine().set(h_pad=0.25)
 
 

@@ -14,16 +14,8 @@ from matplotlib.figure import Figure
 from attention_ref import kv_cache_numel, sliding_window_mask
 from attention_ref.lab.attention_maps import attention_maps, train_counting_decoder
 
+from . import measured
 from .masks import MASK_COLORS
-from .measured import (
-    add_caption,
-    caption,
-    check_lang,
-    font,
-    load_results,
-    log_log_over_lengths,
-    results_part,
-)
 
 TEXT = {
     "en": {
@@ -222,7 +214,7 @@ def latent_decode_results(results: dict[str, Any]) -> dict[str, Any]:
     Raises:
         KeyError: If the results have no such measurements, naming the command to run.
     """
-    return results_part(results, "latent_decode", "MHA/GQA/MLA decoding", "latent-decode")
+    return measured.results_part(results, "latent_decode", "MHA/GQA/MLA decoding", "latent-decode")
 
 
 def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
@@ -232,8 +224,8 @@ def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
         KeyError: If the results have no ``latent_decode`` part.
         ValueError: On an unknown ``lang``.
     """
-    check_lang(lang, DECODE_TEXT)
-    text, part, fonts = DECODE_TEXT[lang], latent_decode_results(results), font(lang)
+    measured.check_lang(lang, DECODE_TEXT)
+    text, part = DECODE_TEXT[lang], latent_decode_results(results)
     config, lengths = part["config"], part["lengths"]
     fig = Figure(figsize=(7.8, 4.0), layout="constrained")
     timing, memory = fig.subplots(1, 2)
@@ -250,16 +242,16 @@ def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
         (memory, "cache", "cache_title", "lower right"),
     )
     for ax, ylabel, title, where in panels:
-        log_log_over_lengths(ax, lengths)
-        ax.set_xlabel(text["t"], fontdict=fonts, fontsize=9)
-        ax.set_ylabel(text[ylabel], fontdict=fonts, fontsize=9)
-        ax.set_title(text[title], fontdict=fonts, fontsize=9)
-        ax.legend(prop={**({"family": fonts["family"]} if fonts else {}), "size": 7}, loc=where)
-    fig.suptitle(text["title"].format(**config), fontsize=10, **fonts)
-    add_caption(fig, caption(part, lang), lang)
+        measured.log_log_over_lengths(ax, lengths)
+        ax.set_xlabel(text["t"], fontsize=9)
+        ax.set_ylabel(text[ylabel], fontsize=9)
+        ax.set_title(text[title], fontsize=9)
+        ax.legend(fontsize=7, loc=where)
+    fig.suptitle(text["title"].format(**config), fontsize=10)
+    measured.add_caption(fig, part, lang)
     return fig
 
 
 def fig_todays_models_decode(lang: str) -> Figure:
     """MHA, GQA and MLA decoding, measured (the JSON's "latent_decode")."""
-    return plot_latent_decode(load_results("cpu"), lang)
+    return plot_latent_decode(measured.load_results("cpu"), lang)

@@ -9,13 +9,23 @@ import io
 import json
 from pathlib import Path
 
+import matplotlib
 import pytest
 
+from docs_hooks.hooks import figures
 from docs_hooks.plots import cost, decoding, todays_models
 
 RESULTS = json.loads(
     (Path(__file__).parents[2] / "docs" / "bench-results" / "cpu.json").read_text(encoding="utf-8")
 )
+
+
+@pytest.fixture(autouse=True, scope="module")
+def site_style():
+    """Draw as the site's build does: its Chinese font and its matplotlib settings."""
+    figures.register_cjk_font()
+    with matplotlib.rc_context(figures.STYLE):
+        yield
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
