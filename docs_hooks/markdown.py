@@ -1,5 +1,6 @@
-"""The one reader of the pages' Markdown structure: fenced code blocks, headings and containers
-(admonitions, collapsible blocks, content tabs). The hooks and the tests read pages with it.
+"""The one reader of the pages' Markdown structure: fenced code blocks, headings, containers
+(admonitions, collapsible blocks, content tabs) and the prose that is left when code, math, link
+targets and markup are taken out. The hooks and the tests read pages with it.
 
 Fences open with three or more backticks or tildes (indented ones too: inside a tab or an
 admonition) and close with a bare fence of the same kind, at least as long. A heading may end
@@ -116,3 +117,31 @@ def headings(text: str) -> Iterator[tuple[str, re.Match[str] | None]]:
 def heading_ids(markdown: str) -> list[str]:
     """The ``{ #id }`` of every heading, in order."""
     return HEADING_ID.findall(markdown)
+
+
+NOT_PROSE = [  # what ``prose`` takes out besides fenced code blocks
+    re.compile(r"\$\$.*?\$\$", re.S),  # display math
+    re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?\$"),  # inline math
+    re.compile(r"`[^`\n]+`"),  # inline code
+    re.compile(r"<!--.*?-->", re.S),  # HTML comments
+    re.compile(r"(?<=\])\([^)\s]*\)"),  # link targets (the link text's "]" stays)
+    re.compile(r"^\s*\[[^\]]+\]:\s*\S+.*$", re.M),  # link definitions
+    re.compile(r"\{[^}\n]*#[\w-]+[^}\n]*\}"),  # heading ids and attributes
+    re.compile(r"^\s*--8<--.*$", re.M),  # snippet includes
+    re.compile(r"<[^>\n]+>"),  # HTML tags (their attributes)
+]
+
+
+def prose(markdown: str, fill: str = " ") -> str:
+    """The page's prose: what is not code, math, a link target or markup is kept, and what is
+    removed becomes ``fill`` (fenced blocks: blanks), so that every character keeps its offset
+    and its line."""
+    fenced = {n for block in code_blocks(markdown) for n in range(block.line, block.end + 1)}
+    lines = [
+        " " * len(line) if number in fenced else line
+        for number, line in enumerate(markdown.splitlines(), start=1)
+    ]
+    kept = "\n".join(lines) + ("\n" if markdown.endswith("\n") else "")
+    for pattern in NOT_PROSE:
+        kept = pattern.sub(lambda m: re.sub(r"[^\n]", fill, m[0]), kept)
+    return kept

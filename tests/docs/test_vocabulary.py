@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from docs_hooks.glossary import SHAPE_COLUMNS, cell, load_shapes, load_terms
-from docs_hooks.markdown import code_blocks
+from docs_hooks.markdown import prose
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 TERMS = load_terms()
@@ -31,17 +31,6 @@ FULL_WIDTH = r"，。、；：？！（）“”《》"
 MASK = "\u2592"  # what stands in prose for removed code and math: not a space, so that
 # "词元 `x` 与" keeps its spaces apart from the characters
 
-NOT_PROSE = [
-    re.compile(r"\$\$.*?\$\$", re.S),  # display math
-    re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?\$"),  # inline math
-    re.compile(r"`[^`\n]+`"),  # inline code
-    re.compile(r"<!--.*?-->", re.S),  # HTML comments
-    re.compile(r"(?<=\])\([^)\s]*\)"),  # link targets (the link text's "]" stays)
-    re.compile(r"^\s*\[[^\]]+\]:\s*\S+.*$", re.M),  # link definitions
-    re.compile(r"\{[^}\n]*#[\w-]+[^}\n]*\}"),  # heading ids and attributes
-    re.compile(r"^\s*--8<--.*$", re.M),  # snippet includes
-    re.compile(r"<[^>\n]+>"),  # HTML tags (their attributes)
-]
 
 # Typography, one convention each. (pattern, what to write instead)
 CONVENTIONS = [
@@ -147,21 +136,6 @@ HEADINGS = {"pitfalls": "常见陷阱", "checked-against-pytorch": "与 PyTorch 
 
 def chinese_pages() -> list[Path]:
     return sorted(DOCS.glob("*.zh.md"))
-
-
-def prose(text: str, fill: str = " ") -> str:
-    """The page's prose: what is not code, math, a link target or markup is kept, and what is
-    removed becomes ``fill`` (fenced blocks: blanks), so that every character keeps its offset
-    and its line."""
-    fenced = {n for block in code_blocks(text) for n in range(block.line, block.end + 1)}
-    lines = [
-        " " * len(line) if number in fenced else line
-        for number, line in enumerate(text.splitlines(), start=1)
-    ]
-    kept = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
-    for pattern in NOT_PROSE:
-        kept = pattern.sub(lambda m: re.sub(r"[^\n]", fill, m[0]), kept)
-    return kept
 
 
 def _line(text: str, index: int) -> int:
