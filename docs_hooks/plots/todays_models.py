@@ -255,3 +255,127 @@ def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
 def fig_todays_models_decode(lang: str) -> Figure:
     """MHA, GQA and MLA decoding, measured (the JSON's "latent_decode")."""
     return plot_latent_decode(measured.load_results("cpu"), lang)
+
+
+MLA_TEXT = {
+    "en": {
+        "title": "Multi-head latent attention, one token t (sizes of DeepSeek-V3)",
+        "input": "input",
+        "q_latent": "query latent",
+        "kv_latent": "key/value latent",
+        "rope_key": "rotary key,\none for all heads",
+        "heads": "every head i\n({heads} heads)",
+        "cache": "KV cache, per token and layer:\n{d_c} + {d_r} = {total} numbers",
+        "wide": "{n} wide",
+    },
+    "zh": {
+        "title": "多头潜在注意力，一个词元 t（DeepSeek-V3 的尺寸）",
+        "input": "输入",
+        "q_latent": "查询的潜在向量",
+        "kv_latent": "键/值的潜在向量",
+        "rope_key": "旋转键，\n所有头共用",
+        "heads": "每个头 i\n（共 {heads} 个头）",
+        "cache": "KV 缓存，每个词元每层：\n{d_c} + {d_r} = {total} 个数",
+        "wide": "{n} 维",
+    },
+}
+
+QUERY_COLOR, KV_COLOR, ROPE_COLOR = "#3949ab", "#e65100", "#2e7d32"
+
+
+def mla_sizes() -> dict[str, int]:
+    """DeepSeek-V3's attention sizes, read from a ``MultiHeadLatentAttention`` built on the
+    meta device (no memory): every width the MLA diagram labels."""
+    from attention_ref import MultiHeadLatentAttention
+
+    heads = 128
+    layer = MultiHeadLatentAttention(7168, heads, kv_lora_rank=512, qk_nope_head_dim=128,
+                                     qk_rope_head_dim=64, v_head_dim=128, q_lora_rank=1536,
+                                     device="meta")  # fmt: skip
+    d_model = layer.kv_a_proj_with_mqa.weight.shape[1]
+    d_c = layer.kv_a_layernorm.weight.shape[0]
+    d_r = layer.kv_a_proj_with_mqa.weight.shape[0] - d_c
+    d_q = layer.q_a_proj.weight.shape[0]
+    d_h = layer.q_b_proj.weight.shape[0] // heads - d_r
+    d_v = layer.kv_b_proj.weight.shape[0] // heads - d_h
+    return dict(d=d_model, heads=heads, d_c=d_c, d_r=d_r, d_q=d_q, d_h=d_h, d_v=d_v)
+
+
+def fig_todays_models_mla(lang: str) -> Figure:
+    """MLA's data flow for one token: h_t to the query latent and every head's q^C, q^R; to
+    the key/value latent and every head's k^C, v^C; to the one rotary key k^R. The cache
+    holds c^KV and k^R. Module names (Hugging Face's) under each map."""
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    text, s = MLA_TEXT[lang], mla_sizes()
+    fig = Figure(figsize=(7.8, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 10)
+    ax.set_ylim(-0.15, 6.35)
+    ax.axis("off")
+
+    def box(x, y, symbol, width, color, note="", w=1.25, h=0.72, stack=False):
+        """A vector: its symbol, its width under it, an optional note beside it."""
+        if stack:  # one per head: two shadows behind
+            for k in (2, 1):
+                ax.add_patch(FancyBboxPatch((x - w / 2 + 0.07 * k, y - h / 2 + 0.07 * k), w, h,
+                             boxstyle="round,pad=0.02", fc="white", ec=color, lw=0.8))  # fmt: skip
+        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02",
+                                    fc="white", ec=color, lw=1.6))  # fmt: skip
+        ax.text(x, y + 0.11, symbol, ha="center", va="center", fontsize=11)
+        ax.text(x, y - 0.2, text["wide"].format(n=width), ha="center", va="center",
+                fontsize=7.5, color="0.3")  # fmt: skip
+        if note:
+            ax.text(x + w / 2 + 0.12, y, note, ha="left", va="center", fontsize=7.5, color=color)
+
+    def arrow(start, end, color, label, at, code="", **place):
+        """A linear map: an arrow, its formula at ``at`` and the module that holds it under."""
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=10,
+                                     color=color, lw=1.2, shrinkA=0, shrinkB=0))  # fmt: skip
+        ax.text(*at, label, fontsize=8.5, color=color, **{"ha": "center", **place})
+        if code:
+            ax.text(at[0], at[1] - 0.3, code, fontsize=6.5, color="0.35", family="monospace",
+                    ha=place.get("ha", "center"), va="top")  # fmt: skip
+
+    def module(x, y, code):
+        """The checkpoint module that holds the maps of a fork."""
+        ax.text(x, y, code, ha="center", va="center", fontsize=6.5, color="0.35",
+                family="monospace")  # fmt: skip
+
+    # the input
+    box(0.8, 3.1, "$h_t$", s["d"], "0.2", w=1.1, h=1.0)
+    ax.text(0.8, 3.78, text["input"], ha="center", fontsize=8, color="0.2")
+    # the query path
+    box(4.1, 5.2, "$c^Q_t$", s["d_q"], QUERY_COLOR)
+    ax.text(4.1, 5.72, text["q_latent"], ha="center", fontsize=8, color=QUERY_COLOR)
+    arrow((1.35, 3.45), (3.45, 5.2), QUERY_COLOR, "RMSNorm$(W^{DQ} h_t)$", (2.1, 4.75),
+          "q_a_proj,\nq_a_layernorm", ha="right", va="bottom")  # fmt: skip
+    box(8.2, 5.75, "$q^C_{t,i}$", s["d_h"], QUERY_COLOR, stack=True)
+    box(8.2, 4.6, "$q^R_{t,i}$", s["d_r"], ROPE_COLOR, stack=True)
+    arrow((4.75, 5.3), (7.55, 5.75), QUERY_COLOR, "$W^{UQ}_i c^Q_t$", (6.0, 5.7), va="bottom")
+    arrow((4.75, 5.05), (7.55, 4.6), ROPE_COLOR, "RoPE$(W^{QR}_i c^Q_t)$", (6.0, 4.68),
+          va="top")  # fmt: skip
+    module(6.9, 5.17, "q_b_proj")
+    # the key/value path
+    box(4.1, 2.75, "$c^{KV}_t$", s["d_c"], KV_COLOR)
+    ax.text(4.1, 3.27, text["kv_latent"], ha="center", fontsize=8, color=KV_COLOR)
+    arrow((1.35, 3.0), (3.45, 2.75), KV_COLOR, "RMSNorm$(W^{DKV} h_t)$", (2.4, 3.05),
+          "kv_a_proj_with_mqa,\nkv_a_layernorm", va="bottom")  # fmt: skip
+    box(8.2, 3.35, "$k^C_{t,i}$", s["d_h"], KV_COLOR, stack=True)
+    box(8.2, 2.2, "$v^C_{t,i}$", s["d_v"], KV_COLOR, stack=True)
+    arrow((4.75, 2.85), (7.55, 3.35), KV_COLOR, "$W^{UK}_i c^{KV}_t$", (6.0, 3.3), va="bottom")
+    arrow((4.75, 2.6), (7.55, 2.2), KV_COLOR, "$W^{UV}_i c^{KV}_t$", (6.0, 2.28), va="top")
+    module(6.9, 2.77, "kv_b_proj")
+    ax.text(8.2, 1.45, text["heads"].format(heads=s["heads"]), ha="center", va="top",
+            fontsize=8, color="0.2")  # fmt: skip
+    # the shared rotary key
+    box(4.1, 0.75, "$k^R_t$", s["d_r"], ROPE_COLOR, note=text["rope_key"])
+    arrow((1.0, 2.55), (3.45, 0.75), ROPE_COLOR, "RoPE$(W^{KR} h_t)$", (1.95, 1.45),
+          "kv_a_proj_with_mqa", ha="right", va="top")  # fmt: skip
+    # what the cache holds
+    cache = text["cache"].format(d_c=s["d_c"], d_r=s["d_r"], total=s["d_c"] + s["d_r"])
+    ax.add_patch(FancyBboxPatch((3.25, 0.2), 1.7, 3.35, boxstyle="round,pad=0.06", fc="none",
+                                ec="0.45", lw=1.1, ls="--"))  # fmt: skip
+    ax.text(4.1, -0.05, cache, ha="center", va="top", fontsize=7.5, color="0.3")
+    fig.suptitle(text["title"], fontsize=10)
+    return fig
