@@ -112,6 +112,26 @@ PHRASES = [
         "",
     ),
     (
+        re.compile(r"往后看"),
+        "看到后面（未来）的位置 for attending to later tokens (往后看 reads as 'look behind you')",
+        "",
+    ),
+    (
+        re.compile(r"(?<!网页)(?<!无头)浏览器(?![中里])"),
+        "查看器 for the attention explorer (注意力查看器); 浏览器 is the web browser, written"
+        " 网页浏览器 or 在浏览器中",
+        "",
+    ),
+    (
+        re.compile(
+            r"(?:(?<![至不多])少|[小低]|减少|降低|缩小|减小|下降)了?\s*"
+            r"(?:\d[\d.]*|[一二两三四五六七八九十百千]+)\s*倍"
+        ),
+        "a reduction as a share, not a multiple: 只有它的 1/80、为原来的四分之一"
+        " (小 80 倍 reads as 1/81 or not at all)",
+        "",
+    ),
+    (
         re.compile(r"(?<![\w.`])(?:reshape|unsqueeze|randn|bugs?)(?![\w(])", re.I),
         "English left in Chinese prose: say it in Chinese (拆成多个头、错误) or as `code`",
         "",
@@ -270,12 +290,33 @@ PHRASE_SAMPLES = [
     ("每个子层之后做 Add & Norm", "每个子层之后做残差与归一化（Add & Norm）"),
     ("把掩码在头维度上复制", "把掩码沿头这一维复制，每头维度不变"),
     ("可以只往前看", "可以只往回看"),
+    ("后者还会往后看", "后者还会看到后面（未来）的位置"),
+    ("上面的浏览器一次显示一个头的权重", "上面的查看器一次显示一个头的权重"),
+    ("正在加载注意力浏览器……", "正在加载注意力查看器……；测试在浏览器中打开页面，用网页浏览器"),
+    ("潜在向量比键和值小 80 倍", "潜在向量只有键和值的 1/80"),
+    ("缓存却减少了 6.4 倍", "缓存却只有后者的 1/6.4（约 16%）"),
+    ("Llama 3 8B 低四倍", "Llama 3 8B 只有它的四分之一，至少 2 倍的差距，一个整数倍"),
+    ("每个分数都会降低 1.87 倍", "每个分数都只有应有值的 1/1.87（约 53%）；速度快 2 倍"),
     ("先把输入 reshape 成多个头", "先把输入拆成多个头（`reshape`）"),
     ("这个 bug 藏得住", "这个错误藏得住"),
     ("输入为 2 倍的 randn", "输入为 2 倍的标准正态随机数（`torch.randn`）"),
     ("直接填进 nn.Linear", "直接填进 `nn.Linear`"),
     ("## Softmax", "## softmax"),
 ]
+
+
+# Glossary variants that stand for two terms apart (a sample the glossary rejects, and its fix).
+GLOSSARY_SAMPLES = [
+    ("每块 4 个位置的分块掩码 + ALiBi", "每段 4 个位置的分段掩码 + ALiBi，用分块注意力计算"),
+    ("所以分块计划只构建一次", "所以分数块计划只构建一次，按分块注意力计算"),
+]
+
+
+@pytest.mark.parametrize(("bad", "good"), GLOSSARY_SAMPLES, ids=lambda s: s)
+def test_each_glossary_variant_rejects_its_sample(bad, good):
+    forbidden = _forbidden()
+    assert any(variant in prose(bad) for variant in forbidden), f"{bad!r} should be rejected"
+    assert not any(variant in prose(good) for variant in forbidden), f"{good!r} should pass"
 
 
 def test_each_rule_has_samples():
