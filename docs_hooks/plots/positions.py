@@ -1,4 +1,5 @@
-"""Figures of the positions page (docs/positions.md): sinusoidal table, ALiBi, experiment."""
+"""Figures of the positions page (docs/positions.md): sinusoidal table, one RoPE rotation, ALiBi,
+experiment."""
 
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ TEXT = {
             "rope": "RoPE",
         },
         "row_label": "length",
+        "rope_panel": "query at m = {m}, key at n = {n}: m − n = {d}",
+        "rope_query": "q at m = {m}",
+        "rope_key": "k at n = {n}",
+        "rope_start": "dashed: the same pairs at position 0",
+        "rope_angle": "angle between them {a:.1f}°",
+        "rope_score": "score of this pair {s:.3f}",
+        "rope_title": (
+            "RoPE turns the pair (x₂, x₃) of a D = 8 head by p·θ₁, θ₁ = 10000^(−2/8) = 0.1 rad:"
+            "\nthe same offset m − n gives the same angle and the same score"
+        ),
     },
     "zh": {
         "position": "位置 p",
@@ -46,6 +57,16 @@ TEXT = {
             "rope": "RoPE",
         },
         "row_label": "长度",
+        "rope_panel": "查询在 m = {m}，键在 n = {n}：m − n = {d}",
+        "rope_query": "q（m = {m}）",
+        "rope_key": "k（n = {n}）",
+        "rope_start": "虚线：同样的特征对在位置 0",
+        "rope_angle": "两者夹角 {a:.1f}°",
+        "rope_score": "这一对的分数 {s:.3f}",
+        "rope_title": (
+            "RoPE 把 D = 8 的头中的特征对 (x₂, x₃) 旋转 p·θ₁，θ₁ = 10000^(−2/8) = 0.1 弧度："
+            "\n偏移 m − n 相同，夹角和分数就相同"
+        ),
     },
 }
 
@@ -65,6 +86,79 @@ def fig_sinusoidal_positions(lang: str) -> Figure:
     fig.colorbar(image, ax=ax, shrink=0.8)
     ax.set(xlabel=text["feature"], ylabel=text["position"])
     ax.set_title(text["sin_title"], fontsize=10)
+    return fig
+
+
+def _rope_pair(pair: tuple[float, float], position: int):
+    """The pair (x_2, x_3) of a D = 8 vector, turned by apply_rope at one position."""
+    import torch
+
+    from attention_ref import apply_rope
+
+    x = torch.zeros(1, 8, dtype=torch.float64)  # (L = 1, D = 8): only features 2 and 3 set
+    x[0, 2:4] = torch.tensor(pair, dtype=torch.float64)
+    y = apply_rope(x, torch.tensor([position]), interleaved=True)  # pairs (2i, 2i + 1)
+    return y[0, 2:4]  # (2,)
+
+
+def fig_rope_rotation(lang: str) -> Figure:
+    """One RoPE rotation: a query pair at position m and a key pair at n, for three (m, n).
+
+    The rotated vectors come from ``apply_rope`` (interleaved pairs, so pair 1 is features 2
+    and 3, turned by 0.1 rad per position). The first two panels share the offset m - n = 3 and
+    show the same angle and score; the third has another offset.
+    """
+    import math
+
+    from matplotlib.patches import Arc
+
+    text = TEXT[lang]
+    q0, k0 = (0.95, 0.3), (0.2, 0.9)  # the query's and the key's pair at position 0
+    cases = [(4, 1), (12, 9), (12, 6)]
+    colors = {"q": "#1e88e5", "k": "#e53935"}
+    fig = Figure(figsize=(9.6, 3.9), layout="constrained")
+    axes = fig.subplots(1, len(cases))
+    for ax, (m, n) in zip(axes, cases, strict=True):
+        q, k = _rope_pair(q0, m), _rope_pair(k0, n)
+        starts = {"q": _rope_pair(q0, 0), "k": _rope_pair(k0, 0)}
+        ends = {"q": q, "k": k}
+        labels = {"q": text["rope_query"].format(m=m), "k": text["rope_key"].format(n=n)}
+        degrees = {}
+        for name in ("q", "k"):
+            start, end, color = starts[name], ends[name], colors[name]
+            ax.annotate(
+                "", xy=(float(start[0]), float(start[1])), xytext=(0, 0),
+                arrowprops={"arrowstyle": "->", "color": color, "alpha": 0.35, "ls": "--"},
+            )  # fmt: skip
+            ax.annotate(
+                "", xy=(float(end[0]), float(end[1])), xytext=(0, 0),
+                arrowprops={"arrowstyle": "-|>", "color": color, "lw": 2},
+            )  # fmt: skip
+            a0 = math.degrees(math.atan2(float(start[1]), float(start[0])))
+            a1 = math.degrees(math.atan2(float(end[1]), float(end[0])))
+            degrees[name] = a1
+            radius = 0.55 if name == "q" else 0.4
+            ax.add_patch(
+                Arc((0, 0), 2 * radius, 2 * radius, theta1=a0, theta2=a1, color=color, lw=1)
+            )
+        for name, other in (("q", "k"), ("k", "q")):
+            end = ends[name]
+            left_of_other = degrees[name] > degrees[other]  # the more counterclockwise one
+            ax.text(
+                1.06 * float(end[0]), 1.06 * float(end[1]), labels[name], color=colors[name],
+                fontsize=8.5, ha="right" if left_of_other else "left", va="bottom",
+            )  # fmt: skip
+        low, high = sorted((degrees["q"], degrees["k"]))
+        ax.add_patch(Arc((0, 0), 1.5, 1.5, theta1=low, theta2=high, color="black", lw=1.6))
+        score = float(q @ k)
+        ax.text(0.12, -0.3, text["rope_angle"].format(a=high - low), ha="center", fontsize=8.5)
+        ax.text(0.12, -0.48, text["rope_score"].format(s=score), ha="center", fontsize=8.5)
+        ax.text(0.12, -0.66, text["rope_start"], ha="center", fontsize=7.5, color="#757575")
+        ax.set(xlim=(-1.35, 1.5), ylim=(-0.75, 1.3), aspect="equal", xticks=[], yticks=[])
+        ax.axhline(0, color="#bdbdbd", lw=0.6)
+        ax.axvline(0, color="#bdbdbd", lw=0.6)
+        ax.set_title(text["rope_panel"].format(m=m, n=n, d=m - n), fontsize=9)
+    fig.suptitle(text["rope_title"], fontsize=10)
     return fig
 
 
