@@ -54,6 +54,7 @@ TEXT: dict[str, dict[str, Any]] = {
         "sum": "weights sum",
         "code": "Code:",
         "then": "; ",  # between the readout and the row's sum
+        "sentence_sep": " ",  # between two sentences of the about line
         "comma": ", ",  # between the items of a list
         "help": "Hover, tap or focus a cell. In the heat map, the arrow keys move the "
         "selected cell; Home and End go to the row's first and last key.",
@@ -85,8 +86,8 @@ TEXT: dict[str, dict[str, Any]] = {
             "RoPE, causal) after 60 training steps of counting modulo 10, on 7 8 9 0 1 2 3 4.",
             "gallery": "Every score q · k is 0, so only the mask and ALiBi's distance penalty "
             "decide the weights: each head has its own slope, the steepest first.",
-            "sink": "A learned sink logit of 0 per head (gpt-oss) joins every row's softmax "
-            "and its share is dropped: the rows sum to less than 1.",
+            "sink": "A sink logit per head (fixed at 0 here; learned in gpt-oss) joins every "
+            "row's softmax and its share is dropped: the rows sum to less than 1.",
         },
         "encodings": {
             "none": "no positions (only the causal mask tells them apart)",
@@ -96,7 +97,7 @@ TEXT: dict[str, dict[str, Any]] = {
         },
     },
     "zh": {
-        "label": "注意力浏览器",
+        "label": "注意力查看器",
         "view": "视图",
         "layer": "层",
         "head": "头",
@@ -120,13 +121,14 @@ TEXT: dict[str, dict[str, Any]] = {
         "sum": "权重之和",
         "code": "代码：",
         "then": "；",
+        "sentence_sep": "",
         "comma": "，",
         "help": "把指针移到格子上、轻触或聚焦格子即可查看。在热力图中，方向键移动所选格子，"
         "Home 和 End 跳到这一行的第一个和最后一个键。",
         "grid": "注意力权重：查询在左侧，键在顶部",
         "caption": "{view}，{layer}，{head}：每个查询（行）在各个键（列）上的权重",
-        "loading": "正在加载注意力浏览器……",
-        "failed": "无法加载浏览器的数据；下图是玩具模型的权重。",
+        "loading": "正在加载注意力查看器……",
+        "failed": "无法加载查看器的数据；下图是玩具模型的权重。",
         "views": {
             "toy": "玩具模型：前一个词元与镜像位置的词元",
             "none": "位置实验：无位置信息",
@@ -138,7 +140,7 @@ TEXT: dict[str, dict[str, Any]] = {
             "sliding_window_sink": "窗口为 3 的滑动窗口，一个汇点词元 + ALiBi",
             "document": "文档掩码（两个句子）+ ALiBi",
             "prefix_lm": "前缀语言模型，前缀长 3 + ALiBi",
-            "chunked": "每块 4 个位置的分块掩码 + ALiBi",
+            "chunked": "每段 4 个位置的分段掩码 + ALiBi",
             "dilated": "空洞窗口（每隔一个键）+ ALiBi",
             "causal_sink_logit": "因果掩码 + 汇点 logit + ALiBi",
         },
@@ -147,12 +149,12 @@ TEXT: dict[str, dict[str, Any]] = {
             "一个头看镜像位置，另一个头看前一个位置。",
             "positions": "位置实验的四个模型之一：一层因果注意力，在 8 个词元的序列上训练，"
             "任务是说出前一个词元；位置信息：{name}。",
-            "decoder": "解码一页的解码器（两个 Llama 风格的层，每层四个头，RoPE，因果）"
-            "在学习模 10 计数 60 步之后，在 7 8 9 0 1 2 3 4 上的权重。",
+            "decoder": "解码一页的计数解码器（两个 Llama 风格的层，每层四个头，RoPE，因果）"
+            "训练 60 步、学会模 10 计数之后，在 7 8 9 0 1 2 3 4 上的权重。",
             "gallery": "所有分数 q · k 都是 0，权重只由掩码和 ALiBi 的距离惩罚决定："
             "每个头有自己的斜率，最陡的在前。",
-            "sink": "每个头一个值为 0 的可学习汇点 logit（gpt-oss）参与每一行的 softmax，"
-            "它分到的份额被丢弃：每行之和小于 1。",
+            "sink": "每个头有一个汇点 logit（这里固定为 0，gpt-oss 中是学出来的），"
+            "它参与每一行的 softmax，分到的份额随后被丢弃，所以每行之和小于 1。",
         },
         "encodings": {
             "none": "无（只有因果掩码能区分位置）",

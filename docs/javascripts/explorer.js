@@ -204,7 +204,7 @@
     var t = this.text
     var about = t.about[view.about] || ""
     if (view.about === "positions") about = format(about, { name: t.encodings[view.id] })
-    if (view.id === "causal_sink_logit") about += " " + t.about.sink
+    if (view.id === "causal_sink_logit") about += t.sentence_sep + t.about.sink
     this.about.textContent = about + (/[。）]$/.test(about) ? "" : " ")
     var code = el("span", { "class": "ae-code" }, [t.code + (t.code.slice(-1) === ":" ? " " : "")])
     view.links.forEach(function (link, i) {

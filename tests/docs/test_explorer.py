@@ -139,3 +139,12 @@ def test_words_in_both_languages():
         assert en[group].keys() == zh[group].keys()
     assert {v["id"] for v in data()["views"]} == set(en["views"])
     assert en["readout"].format(q="C", k="E", w="0.953") == "query C → key E: 0.953"
+
+
+def test_chinese_sentences_join_without_a_space():
+    """The about line joins two sentences with the language's separator: none after 。."""
+    zh = data()["text"]["zh"]
+    assert zh["sentence_sep"] == ""
+    joined = zh["about"]["gallery"] + zh["sentence_sep"] + zh["about"]["sink"]
+    assert "。 " not in joined
+    assert "浏览器" not in json.dumps(zh, ensure_ascii=False), "the explorer is 查看器"
