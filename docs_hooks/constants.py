@@ -20,6 +20,8 @@ HTML_LANG = {"zh": "zh-Hans"}
 # punctuation after code is left as it is, so that link text stays the name alone.
 CLOSING_FULL_WIDTH = "。，、；：？！）」』”’"
 CLOSING = CLOSING_FULL_WIDTH + ".,;:!?)"
+# Opening punctuation that must not end a line: kept with the formula after it (formulas.py).
+OPENING_FULL_WIDTH = "（「『“‘《"
 
 
 def html_lang(lang: str) -> str:
