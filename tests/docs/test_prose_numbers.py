@@ -158,9 +158,11 @@ def printed(text: str) -> list[float]:
 
 
 def _meets(stated: str, value: float) -> bool:
-    """Whether ``value`` (or its reciprocal) shows as ``stated`` at the digits ``stated`` has."""
-    decimals = len(stated.partition(".")[2])
-    tolerance = 0.5 * 10**-decimals + 1e-9
+    """Whether ``value`` (or its reciprocal) shows as ``stated`` at the digits ``stated`` has:
+    "6.4" to a tenth, "80" and "170" to their last non-zero digit (80 ± 5, 170 ± 5)."""
+    whole, _, fraction = stated.partition(".")
+    places = -len(fraction) if fraction else len(whole) - len(whole.rstrip("0"))
+    tolerance = 0.5 * 10.0**places + 1e-9
     target = float(stated)
     candidates = [value] + ([1 / value] if value else [])
     return any(abs(candidate - target) <= tolerance for candidate in candidates)
@@ -259,6 +261,14 @@ def test_the_prose_rounding_is_allowed_and_no_more():
     assert _wrong("a cache 6.3 times smaller\n" + doctest)
     assert not _wrong("a cache 6.37 times smaller\n" + doctest)
     assert _wrong("a cache 6.38 times smaller\n" + doctest)
+
+
+def test_trailing_zeros_round_to_the_last_digit_that_is_not_zero():
+    assert not _wrong(
+        "to 170 times (float16)\n```pycon\n>>> round(0.16566 / 0.00097, 1)\n170.8\n```\n"
+    )
+    assert _wrong("80 times smaller\n```pycon\n>>> round(40960 / 576, 1)\n71.1\n```\n")
+    assert _wrong("64 times smaller\n```pycon\n>>> round(40960 / 576, 1)\n71.1\n```\n")
 
 
 def test_a_reciprocal_is_printed_either_way():
