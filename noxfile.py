@@ -106,9 +106,14 @@ def _skip_unless_cpu_torch(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the two-language site into site/ with `mkdocs build --strict`."""
+    """Build the two-language site into site/ with `mkdocs build --strict`, then print the core
+    path's reading time (docs_hooks/reading_time.py; the bars are a browser test's, not this)."""
     _install(session, "docs")
     session.run("mkdocs", "build", "--strict", *session.posargs, env=DOCS_ENV)
+    args = list(session.posargs)
+    flag = next((f for f in ("--site-dir", "-d") if f in args), None)
+    site = args[args.index(flag) + 1] if flag and args.index(flag) + 1 < len(args) else "site"
+    session.run("python", "-m", "docs_hooks.reading_time", site, env=DOCS_ENV)
 
 
 # Debian's Chromium (E2E_CHROMIUM names another, e.g. Google Chrome on GitHub's Ubuntu runners);
