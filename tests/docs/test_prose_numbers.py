@@ -1,9 +1,10 @@
 """Numbers the prose derives come from code the page runs.
 
-A multiplier that a page's prose states ("80 times smaller", "56.9×", "小 6.4 倍", "1/6.4",
+A multiplier that a page's prose states ("80 times smaller", "56.9×", "6.4 倍", "1/6.4", "四分之一",
 "a 4-fold cut", "7 of 12 tiles", "16 块中的 6 块") must be printed by a doctest on the same page:
 some number in the output lines of the page's ```pycon blocks equals it, to the digits the
-prose gives ("80" is met by 80.0 or 79.6; "6.4" by 6.37), or equals its reciprocal (a doctest
+prose gives ("6.4" is met by 6.37; "80" and "170", read to their last non-zero digit, by 79.6
+and 170.8), or equals its reciprocal (a doctest
 may print 1/80 = 0.0125 for "80 times smaller"). A count "N of M" needs both N and M printed.
 
 Prose is what docs_hooks.markdown.prose leaves: code blocks, inline code, formulas and link
@@ -54,6 +55,7 @@ MULTIPLIER = re.compile(
   | (?P<sign>(?<![\w.]){NUMBER}\s?×(?!\s?[\d(])|(?<![\w.]){NUMBER}x(?!\w))  # 56.9×, 2x
   | (?P<bei>(?:{NUMBER}|{HAN_NUMBER})\s*倍)  # 6.4 倍, 四倍
   | (?P<frac>(?<![\w./])1\s?/\s?(?:√\s?)?(?:{NUMBER}|[^\W\d]\w*))  # 1/6.4, 1/√d_k
+  | (?P<fen>(?:{NUMBER}|{HAN_NUMBER})\s*分之一)  # 四分之一, 6.4 分之一
   | (?P<of>(?<![\w.])(?P<part>\d+)\s+of\s+(?:the\s+|its\s+)?(?P<whole>\d+)(?![\w.]))  # 7 of 12
   | (?P<zhof>(?P<zwhole>\d+)\s*(?P<unit>[个块头项行])(?:中|之中|里)的?\s*(?:有\s*)?(?P<zpart>\d+))
     """,
@@ -129,7 +131,7 @@ def multipliers(text: str) -> list[Found]:
                     numbers = (f"{math.sqrt(float(root)):g}",) if root else ()
                     found.append(_found(kept, match, numbers))
                     continue
-            head = re.sub(r"\s*(?:times|-fold|×|x|倍)$", "", head, flags=re.I)
+            head = re.sub(r"\s*(?:times|-fold|×|x|倍|分之一)$", "", head, flags=re.I)
             value = _value(head)
             numbers = (value,) if value else ()
         found.append(_found(kept, match, numbers))
@@ -302,13 +304,14 @@ def test_an_allowed_multiplier_passes():
 
 
 def test_the_number_words():
-    assert [
-        f.numbers for f in multipliers("four times the memory; 内存变成四倍；十倍；两倍\n")
-    ] == [
+    text = "four times the memory; 内存变成四倍；十倍；两倍；只有它的四分之一；二十倍\n"
+    assert [f.numbers for f in multipliers(text)] == [
         ("4",),
         ("4",),
         ("10",),
         ("2",),
+        ("4",),
+        ("20",),
     ]
     assert [f.numbers for f in multipliers("1/√192 and 1/√d_k\n")] == [
         (f"{math.sqrt(192):g}",),
