@@ -1,11 +1,11 @@
 """Numbers the prose derives come from code the page runs.
 
-A multiplier that a page's prose states ("80 times smaller", "56.9×", "6.4 倍", "1/6.4", "四分之一",
-"a 4-fold cut", "7 of 12 tiles", "16 块中的 6 块") must be printed by a doctest on the same page:
-some number in the output lines of the page's ```pycon blocks equals it, to the digits the
-prose gives ("6.4" is met by 6.37; "80" and "170", read to their last non-zero digit, by 79.6
-and 170.8), or equals its reciprocal (a doctest
-may print 1/80 = 0.0125 for "80 times smaller"). A count "N of M" needs both N and M printed.
+A multiplier that a page's prose states ("80 times smaller", "56.9×", "6.4 倍", "1/6.4",
+"四分之一", "a 4-fold cut", "7 of 12 tiles", "16 块中的 6 块") must be printed by a doctest on
+the same page: some number in the output lines of the page's ```pycon blocks equals it, to the
+digits the prose gives ("6.4" is met by 6.37; "80" and "170", read to their last non-zero
+digit, by 79.6 and 170.8), or equals its reciprocal (a doctest may print 1/80 = 0.0125 for "80
+times smaller"). A count "N of M" needs both N and M printed.
 
 Prose is what docs_hooks.markdown.prose leaves: code blocks, inline code, formulas and link
 targets are not prose, so a multiplier inside a formula is the formula's business.
