@@ -5,7 +5,7 @@ A multiplier that a page's prose states ("80 times smaller", "56.9×", "6.4 倍"
 the same page: some number in the output lines of the page's ```pycon blocks equals it, to the
 digits the prose gives ("6.4" is met by 6.37, "80" by 79.6; "170", read to its last non-zero
 digit, by 170.8), or equals its reciprocal (a doctest may print 1/80 = 0.0125 for "80
-times smaller"). A count "N of M" needs both N and M printed.
+times smaller"). A count "N of M" needs both N and M printed, or the share N/M.
 
 Prose is what docs_hooks.markdown.prose leaves: code blocks, inline code, formulas and link
 targets are not prose, so a multiplier inside a formula is the formula's business.
@@ -179,7 +179,13 @@ def _meets(stated: str, value: float) -> bool:
 
 
 def computed(found: Found, outputs: list[float]) -> bool:
-    """Whether every number the multiplier states is printed on the page."""
+    """Whether every number the multiplier states is printed on the page; for a count "N of M",
+    both N and M, or the share it states, N/M as a fraction or a percentage (6 of 16: 37.5)."""
+    if len(found.numbers) == 2:
+        part, whole = (float(number) for number in found.numbers)
+        share = part / whole if whole else math.nan
+        if any(abs(v - share) < 5e-4 or abs(v - 100 * share) < 0.05 for v in outputs):
+            return True
     return bool(found.numbers) and all(
         any(_meets(number, value) for value in outputs) for number in found.numbers
     )
@@ -291,6 +297,11 @@ def test_counts_need_both_numbers():
     both = "7 of 12 tiles are empty\n```pycon\n>>> plan.skipped, plan.total\n(7, 12)\n```\n"
     assert not _wrong(both)
     assert not _wrong("12 块中的 7 块为空\n```pycon\n>>> plan.skipped, plan.total\n(7, 12)\n```\n")
+    share = (
+        "6 of 16 tiles empty\n```pycon\n>>> block_sparsity(causal(), 1, 1, 16, 16, 4)\n37.5\n```\n"
+    )
+    assert not _wrong(share)
+    assert _wrong(share.replace("6 of 16", "7 of 16"))
 
 
 def test_code_and_formulas_are_not_prose():
