@@ -3,6 +3,7 @@
     python -m docs_hooks.reading_time SITE_DIR            # the core path's table, both languages
     python -m docs_hooks.reading_time SITE_DIR --all      # every page, core path first
     python -m docs_hooks.reading_time SITE_DIR --check    # exit 1 over the bars, naming the page
+    python -m docs_hooks.reading_time SITE_DIR --write-home  # the home page's minutes from these
 
 The core path is the home page and the pages of the nav's "Learn" section of mkdocs.yml, in
 that order (the nav is the one place that lists it). Each page's built HTML (English at
@@ -324,11 +325,104 @@ def over_the_bars(rows: list[tuple[str, Measure]], lang: str) -> list[str]:
     return problems
 
 
+# -- the home page's "Start here" table --------------------------------------------------------
+
+DOCS = ROOT / "docs"
+START_HERE = re.compile(r"^## .*\{ *#start-here *\} *$")
+NUMBER_CELL = re.compile(r"^(\**)(\d+)(\**)$")
+LINKED_PAGE = re.compile(r"\]\(([\w-]+)\.md[#)]")
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _start_here_rows(markdown: str) -> list[tuple[int, list[str]]]:
+    """The table rows of the home page's "Start here" section: (line number, cells), the page
+    rows (a number in the first cell) then the total (an empty first cell)."""
+    lines = markdown.splitlines()
+    start = next((i for i, line in enumerate(lines) if START_HERE.match(line)), None)
+    if start is None:
+        raise ValueError("the home page has no section { #start-here }")
+    rows = []
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith("## "):
+            break
+        if lines[i].startswith("|") and not set(lines[i]) <= set("|-: "):
+            cells = _cells(lines[i])
+            if cells[0].isdigit() or (not cells[0] and NUMBER_CELL.match(cells[-1])):
+                rows.append((i, cells))
+    return rows
+
+
+def stated_minutes(markdown: str) -> tuple[list[tuple[str | None, int]], int]:
+    """What the home page states: per core page (the page it links, None for the home page
+    itself) its minutes, and the total."""
+    pages, total = [], -1
+    for _, cells in _start_here_rows(markdown):
+        found = NUMBER_CELL.match(cells[-1])
+        if not found:
+            raise ValueError(f"no minutes in the row {' | '.join(cells)}")
+        if cells[0].isdigit():
+            linked = LINKED_PAGE.search(cells[1])
+            pages.append((linked[1] if linked else None, int(found[2])))
+        else:
+            total = int(found[2])
+    return pages, total
+
+
+def with_minutes(markdown: str, minutes: list[int], total: int) -> str:
+    """The home page with its "Start here" minutes set: one number per page row, then the
+    total."""
+    lines = markdown.splitlines(keepends=True)
+    rows = _start_here_rows(markdown)
+    if len(rows) != len(minutes) + 1:
+        raise ValueError(f"{len(rows) - 1} page rows for {len(minutes)} core pages")
+    for (i, cells), value in zip(rows, [*minutes, total], strict=True):
+        old = NUMBER_CELL.match(cells[-1])
+        assert old
+        cells[-1] = f"{old[1]}{value}{old[3]}"
+        end = "\n" if lines[i].endswith("\n") else ""
+        lines[i] = ("| " + " | ".join(cells) + " |").replace("|  |", "| |") + end
+    return "".join(lines)
+
+
+def home_page(lang: str) -> Path:
+    return DOCS / ("index.md" if lang == "en" else f"index.{lang}.md")
+
+
+def write_home(site: Path) -> None:
+    """Set the home pages' "Start here" minutes to what is measured on the built site. The
+    Chinese page, if it was in line with the English one, stays recorded as in line."""
+    from docs_hooks import translations
+
+    core = core_path()
+    was_current = {
+        lang: not translations.translation(home_page(lang)).stale for lang in LANGUAGES[1:]
+    }
+    for lang in LANGUAGES:
+        measured = [measure_page(site, page, lang).minutes for page in core]
+        page = home_page(lang)
+        text = page.read_text(encoding="utf-8")
+        updated = with_minutes(text, [rounded(m) for m in measured], rounded(sum(measured)))
+        if updated != text:
+            page.write_text(updated, encoding="utf-8")
+            print(f"{page.relative_to(ROOT)}: minutes set")
+    for lang, current in was_current.items():
+        if current:
+            translations.record(home_page(lang))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", type=Path, help="a built site (mkdocs build --site-dir)")
     parser.add_argument("--check", action="store_true", help="exit 1 when over the bars")
     parser.add_argument("--all", action="store_true", help="also every page off the core path")
+    parser.add_argument(
+        "--write-home",
+        action="store_true",
+        help="set the minutes of the home page's Start here table (both languages) to these",
+    )
     args = parser.parse_args(argv)
     core = core_path()
     problems: list[str] = []
@@ -344,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.all:
             rest = [page for page in all_pages() if page not in core]
             print(table(args.site, rest, lang, "off the path")[0])
+    if args.write_home:
+        write_home(args.site)
     if args.check and problems:
         print("\n".join(["Over the reading-time bars:", *problems]), file=sys.stderr)
         return 1

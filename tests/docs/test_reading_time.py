@@ -173,3 +173,38 @@ def test_the_bars_name_the_page() -> None:
 def test_rounded_up() -> None:
     assert reading_time.rounded(3.0) == 3
     assert reading_time.rounded(3.01) == 4
+
+
+# -- the home page's "Start here" table and site map -------------------------------------------
+
+
+@pytest.mark.parametrize("lang", reading_time.LANGUAGES)
+def test_start_here_lists_the_core_path_in_order(lang: str) -> None:
+    """One row per core page, in the nav's order: the home page first (no link), then each page
+    linked; then the total."""
+    stated, total = reading_time.stated_minutes(reading_time.home_page(lang).read_text("utf-8"))
+    assert [page or "index" for page, _ in stated] == core_path()
+    assert stated[0][0] is None
+    assert total >= 0
+
+
+@pytest.mark.parametrize("lang", reading_time.LANGUAGES)
+def test_the_home_page_links_every_page(lang: str) -> None:
+    text = reading_time.home_page(lang).read_text("utf-8")
+    linked = set(reading_time.LINKED_PAGE.findall(text))
+    missing = [page for page in reading_time.all_pages() if page != "index" and page not in linked]
+    assert missing == [], f"not on the home page: {missing}"
+
+
+def test_minutes_are_written_into_the_table() -> None:
+    home = (
+        "# Home\n\n## Start here { #start-here }\n\n| # | Page | Minutes |\n| --: | --- | --: |\n"
+        "| 1 | This page | 0 |\n| 2 | [A](a.md) | 0 |\n| | **In all** | **0** |\n\n## Next\n\n"
+        "| 3 | not | 5 |\n"
+    )
+    written = reading_time.with_minutes(home, [4, 13], 17)
+    assert reading_time.stated_minutes(written) == ([(None, 4), ("a", 13)], 17)
+    assert "| | **In all** | **17** |\n" in written
+    assert written.endswith("| 3 | not | 5 |\n")
+    with pytest.raises(ValueError, match="2 page rows for 3 core pages"):
+        reading_time.with_minutes(home, [1, 2, 3], 6)

@@ -14,8 +14,11 @@ from docs_hooks.reading_time import (
     CORE_PATH_MAX_MINUTES,
     core_path,
     count_words,
+    home_page,
     measure_page,
     over_the_bars,
+    rounded,
+    stated_minutes,
 )
 
 from .site_pages import SITE, Page
@@ -58,3 +61,13 @@ def test_the_measure_is_what_the_browser_shows(lang: str, name: str, visits: Vis
     parsed_words, parsed_cjk = count_words(measured.prose + "\n" + measured.code)
     assert parsed_words == pytest.approx(words, rel=0.03), (parsed_words, words)
     assert parsed_cjk == pytest.approx(cjk, rel=0.03, abs=5), (parsed_cjk, cjk)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_home_page_states_the_measured_minutes(lang: str) -> None:
+    """The "Start here" table's minutes are the measured ones, rounded up, and so is its total
+    (`python -m docs_hooks.reading_time SITE --write-home` sets them)."""
+    stated, total = stated_minutes(home_page(lang).read_text(encoding="utf-8"))
+    measured = [measure_page(SITE, page, lang).minutes for page in CORE]
+    assert [minutes for _, minutes in stated] == [rounded(m) for m in measured]
+    assert total == rounded(sum(measured))
