@@ -109,3 +109,83 @@ def fig_mha_split(lang: str) -> Figure:
             arrow.axis("off")
             arrow.text(0.5, 0.5, "→", ha="center", va="center", fontsize=16)
     return fig
+
+
+def _kv_head_of_each_query_head(num_heads: int, num_kv_heads: int) -> list[int]:
+    """g(i) for every query head i, read from attention_ref's own grouped-query attention.
+
+    Each key/value head's value is its index; with one key, every query head's output is the
+    value of the key/value head that ``enable_gqa`` gives it.
+    """
+    import torch
+
+    from attention_ref import scaled_dot_product_attention
+
+    query = torch.zeros(1, num_heads, 1, 1)  # (N, H, L, D): one query per head
+    key = torch.zeros(1, num_kv_heads, 1, 1)  # (N, H_kv, S, D): one key per head
+    value = torch.arange(float(num_kv_heads)).reshape(1, num_kv_heads, 1, 1)
+    out = scaled_dot_product_attention(query, key, value, enable_gqa=True)  # (1, H, 1, 1)
+    return [int(g) for g in out.flatten().tolist()]
+
+
+def fig_gqa_groups(lang: str) -> Figure:
+    """Which key/value head each of 8 query heads uses: multi-head, grouped-query, multi-query.
+
+    The grouping comes from ``scaled_dot_product_attention(..., enable_gqa=True)``.
+    """
+    from matplotlib.patches import FancyBboxPatch
+
+    text = {
+        "en": {
+            "rows": ["multi-head attention", "grouped-query attention", "multi-query attention"],
+            "q": "query heads",
+            "kv": "key/value heads",
+            "cache": "KV cache: {} of 8 heads",
+        },
+        "zh": {
+            "rows": ["多头注意力", "分组查询注意力", "多查询注意力"],
+            "q": "查询头",
+            "kv": "键/值头",
+            "cache": "KV 缓存：8 个头中的 {} 个",
+        },
+    }[lang]
+    num_heads = 8
+    colors = [  # one per key/value head
+        "tab:blue", "tab:orange", "tab:green", "tab:red",
+        "tab:purple", "tab:brown", "tab:pink", "tab:olive",
+    ]  # fmt: skip
+    fig = Figure(figsize=(8.4, 4.3), layout="constrained")
+    axes = fig.subplots(3, 1)
+    for ax, name, num_kv in zip(axes, text["rows"], (8, 2, 1), strict=True):
+        groups = _kv_head_of_each_query_head(num_heads, num_kv)
+        size = num_heads // num_kv
+        kv_x = [g * size + (size - 1) / 2 for g in range(num_kv)]  # under the middle of its group
+        for i, g in enumerate(groups):
+            color = colors[g]
+            ax.plot([i, kv_x[g]], [0.78, 0.22], color=color, linewidth=1.6, zorder=1)
+            ax.add_patch(
+                FancyBboxPatch(
+                    (i - 0.32, 0.78), 0.64, 0.3, boxstyle="round,pad=0.02", facecolor="white",
+                    edgecolor=color, linewidth=1.8, zorder=2,
+                )
+            )  # fmt: skip
+            ax.text(i, 0.93, f"$q_{{{i}}}$", ha="center", va="center", fontsize=10, zorder=3)
+        for g, x in enumerate(kv_x):
+            ax.add_patch(
+                FancyBboxPatch(
+                    (x - 0.42, -0.08), 0.84, 0.3, boxstyle="round,pad=0.02", facecolor=colors[g],
+                    edgecolor=colors[g], alpha=0.85, zorder=2,
+                )
+            )  # fmt: skip
+            ax.text(x, 0.07, f"$k_{{{g}}}, v_{{{g}}}$", ha="center", va="center", fontsize=10,
+                    color="white", zorder=3)  # fmt: skip
+        ax.text(-0.75, 0.93, text["q"], ha="right", va="center", fontsize=9)
+        ax.text(-0.75, 0.07, text["kv"], ha="right", va="center", fontsize=9)
+        # three titles: mathtext has no Chinese glyphs, so words and formulas stay apart
+        ax.set_title(name, loc="left", fontsize=10, fontweight="bold")
+        ax.set_title(f"$H = {num_heads},\\ H_{{kv}} = {num_kv}$", loc="center", fontsize=10)
+        ax.set_title(text["cache"].format(num_kv), loc="right", fontsize=10)
+        ax.set_xlim(-3.6, num_heads - 0.4)
+        ax.set_ylim(-0.15, 1.15)
+        ax.axis("off")
+    return fig
