@@ -12,7 +12,7 @@ from .decoder import TransformerDecoderLayer
 from .decoder_block import DecoderBlock
 from .decoding import TinyDecoder, generate
 from .encoder import TransformerEncoderLayer
-from .kv_cache import KVCache
+from .kv_cache import KVCache, LatentCache
 from .latent import MultiHeadLatentAttention
 from .linear import linear_attention, linear_attention_weights
 from .local import sliding_window_attention
@@ -28,6 +28,7 @@ from .softmax import softmax
 __all__ = [
     "DecoderBlock",
     "KVCache",
+    "LatentCache",
     "LayerNorm",
     "MultiHeadAttention",
     "MultiHeadLatentAttention",

@@ -8,8 +8,6 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from .kv_cache import KVCache
-
 
 def _shape(x: Tensor) -> tuple[int, ...]:
     return tuple(x.shape)
@@ -112,8 +110,13 @@ def check_sinks(sinks: Tensor, scores_shape: torch.Size) -> None:
         )
 
 
-def check_attention_fn_sinks(attention_fn: Callable[..., Tensor] | None, sinks: bool) -> None:
-    """With ``sinks=True``, a custom ``attention_fn`` must take ``sinks=`` (or ``**kwargs``)."""
+def check_attention_fn_sinks(
+    attention_fn: Callable[..., Tensor] | None, sinks: bool, dropout: float = 0.0
+) -> None:
+    """A custom ``attention_fn`` gets no dropout, and with ``sinks=True`` must take ``sinks=``
+    (or ``**kwargs``)."""
+    if attention_fn is not None and dropout > 0.0:
+        raise ValueError(f"dropout: expected 0 with attention_fn, got {dropout}")
     if attention_fn is None or not sinks:
         return
     try:
@@ -196,18 +199,18 @@ def check_attention_inputs(
         )
 
 
-def check_kv_cache(
-    cache: object,
-    positions: Tensor | None,
+def check_rope_and_cache(
     query: Tensor,
     key: Tensor | None,
-    num_kv_heads: int,
+    positions: Tensor | None,
     rope_base: float | None,
-) -> int:
-    """``cache.tokens_seen``, the first new token's position (0 without one), after checking the
-    cache and the rotary ``positions``: only with ``rope_base``, and those that follow the cache.
-    Self-attention is ``key`` None or ``key is query``."""
-    if rope_base is not None and key is not None and key is not query:
+    cache: object,
+    cache_type: type,
+) -> None:
+    """Rotary ``positions`` only with ``rope_base``; rotary positions and a cache only for
+    self-attention (``key`` None or ``key is query``); a cache of ``cache_type``."""
+    cross = key is not None and key is not query
+    if rope_base is not None and cross:
         raise ValueError(
             "key: rope_base needs self-attention (no separate key), got "
             f"{key.size(1)} keys for {query.size(1)} queries"
@@ -215,26 +218,22 @@ def check_kv_cache(
     if positions is not None and rope_base is None:
         raise ValueError("positions: only used with rope_base, which is None")
     if cache is None:
-        return 0
-    if not isinstance(cache, KVCache):
-        raise TypeError(f"kv_cache: expected a KVCache, got {type(cache).__name__}")
-    if key is not None and key is not query:
+        return
+    if not isinstance(cache, cache_type):
+        raise TypeError(f"kv_cache: expected a {cache_type.__name__}, got {type(cache).__name__}")
+    if cross:
         raise ValueError(
             "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
             "keys come from the encoder's memory, which does not grow"
         )
-    start, (n, length) = cache.tokens_seen, query.shape[:2]
-    if cache.key is not None and cache.key.shape[:2] != (n, num_kv_heads):
+
+
+def check_number(name: str, value: object, *, positive: bool) -> float:
+    """``value`` as a float if it is a real number, > 0 (``positive``) or >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
+    if not (value > 0 if positive else value >= 0):
         raise ValueError(
-            f"kv_cache: expected N={n} and H_kv={num_kv_heads}, got a cache of shape "
-            f"{_shape(cache.key)}"
+            f"{name}: expected a {'positive' if positive else 'non-negative'} number, got {value}"
         )
-    if positions is None:
-        return start
-    new = torch.arange(start, start + length, device=positions.device)  # (L,)
-    if positions.shape[-1:] != new.shape or (positions != new).any():
-        raise ValueError(
-            f"positions: with a cache of {start} tokens, expected positions "
-            f"{start}..{start + length - 1}, got {positions.tolist()}"
-        )
-    return start
+    return float(value)

@@ -7,15 +7,18 @@ with the indices as four tensors that broadcast to (N, H, L, S):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 #: mask_mod(b, h, q_idx, kv_idx) -> bool tensor, True where attention is allowed
 MaskMod = Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]
 #: score_mod(score, b, h, q_idx, kv_idx) -> the new score
 ScoreMod = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor], Tensor]
+
+_EVALUATED_AT_ONCE = 2**20  # indices per call of mask_mod while walking tiles: 8 MiB of int64
 
 
 def check_callable(name: str, fn: object) -> None:
@@ -24,14 +27,26 @@ def check_callable(name: str, fn: object) -> None:
 
 
 def indices(
-    shape: tuple[int, int, int, int], q_offset: int = 0, device: torch.device | str | None = None
+    shape: Sequence[int],
+    q_offset: int = 0,
+    device: torch.device | str | None = None,
+    rows: slice | None = None,
+    cols: slice | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """``b, h, q_idx, kv_idx``: each an ``arange`` along its own dimension of (N, H, L, S)."""
-    N, H, L, S = shape
+    """``b, h, q_idx, kv_idx``: each an ``arange`` along its own dimension of (N, H, L, S).
+
+    The only index grid of the package: ``create_mask``, the tile planner and the score tiles
+    of ``chunked_attention`` all call it. ``rows`` and ``cols`` pick one tile (then ``shape``
+    needs only N and H); query row ``i`` stands at position ``q_offset + i``.
+    """
+    N, H = shape[0], shape[1]
+    rows = slice(0, shape[2]) if rows is None else rows
+    cols = slice(0, shape[3]) if cols is None else cols
+    first, last = q_offset + rows.start, q_offset + rows.stop
     b = torch.arange(N, device=device).view(N, 1, 1, 1)  # (N, 1, 1, 1)
     h = torch.arange(H, device=device).view(1, H, 1, 1)  # (1, H, 1, 1)
-    q_idx = torch.arange(q_offset, q_offset + L, device=device).view(1, 1, L, 1)  # (1, 1, L, 1)
-    kv_idx = torch.arange(S, device=device).view(1, 1, 1, S)  # (1, 1, 1, S)
+    q_idx = torch.arange(first, last, device=device).view(1, 1, -1, 1)  # (1, 1, L, 1)
+    kv_idx = torch.arange(cols.start, cols.stop, device=device).view(1, 1, 1, -1)  # (1,1,1,S)
     return b, h, q_idx, kv_idx
 
 
@@ -61,6 +76,16 @@ def call(name: str, fn: Callable[..., object], *args: Tensor) -> Tensor:
     return result
 
 
+def allowed_on(mask_mod: MaskMod, grid: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
+    """``mask_mod`` on an index grid: a bool tensor of 4 dimensions, each 1 or the grid's."""
+    allowed = call("mask_mod", mask_mod, *grid)
+    if allowed.dtype != torch.bool:
+        raise TypeError(
+            f"mask_mod: expected a function that returns a bool tensor, got dtype {allowed.dtype}"
+        )
+    return allowed.view((1,) * (4 - allowed.dim()) + allowed.shape)  # 4-D, dims 1 or full
+
+
 def mask_values(
     mask_mod: MaskMod,
     shape: tuple[int, int, int, int],
@@ -69,9 +94,33 @@ def mask_values(
 ) -> Tensor:
     """``mask_mod`` on every index of ``shape`` (N, H, L, S): a bool tensor broadcasting to it."""
     check_callable("mask_mod", mask_mod)
-    allowed = call("mask_mod", mask_mod, *indices(shape, q_offset, device))
-    if allowed.dtype != torch.bool:
-        raise TypeError(
-            f"mask_mod: expected a function that returns a bool tensor, got dtype {allowed.dtype}"
-        )
-    return allowed
+    return allowed_on(mask_mod, indices(shape, q_offset, device))
+
+
+def walk_tiles(
+    mask_mod: MaskMod,
+    shape: tuple[int, int, int, int],
+    block: tuple[int, int],
+    q_offset: int = 0,
+    device: torch.device | None = None,
+) -> Iterator[tuple[slice, Tensor, Tensor]]:
+    """Each row of ``(b_q, b_k)`` tiles with, per block of keys, whether the rule allows some
+    and every score of the tile: two bool tensors (N or 1, H or 1, blocks). The one walk over
+    a rule's values, shared by the tile planner and ``block_sparsity``; it evaluates a row of
+    tiles at a time (about 2^20 indices a call), never all of (L, S) at once."""
+    (N, H, L, S), (b_q, b_k) = shape, block
+    width = b_k * max(1, _EVALUATED_AT_ONCE // (min(b_q, L) * b_k))  # whole blocks per call
+    pad = -S % b_k  # the last block may be short: pad so that the rest decides
+    for i in range(0, L, b_q):
+        rows = slice(i, min(i + b_q, L))
+        some, every = [], []  # per key: allowed for some / for every query of the tile
+        for j in range(0, S, width):
+            cols = slice(j, min(j + width, S))
+            allowed = allowed_on(mask_mod, indices((N, H), q_offset, device, rows, cols))
+            keys = (*allowed.shape[:2], cols.stop - cols.start)
+            some.append(allowed.any(dim=2).expand(keys))  # (N or 1, H or 1, keys)
+            every.append(allowed.all(dim=2).expand(keys))
+        any_ = F.pad(torch.cat(torch.broadcast_tensors(*some), -1), (0, pad), value=False)
+        all_ = F.pad(torch.cat(torch.broadcast_tensors(*every), -1), (0, pad), value=True)
+        blocks = (*any_.shape[:2], -1, b_k)
+        yield rows, any_.view(blocks).any(dim=-1), all_.view(blocks).all(dim=-1)

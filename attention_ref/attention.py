@@ -22,24 +22,9 @@ from torch import Tensor
 
 from ._checks import check_dropout, check_mask, check_qkv, check_sinks
 from ._precision import upcast
+from .heads import expand_kv_heads
 
 __all__ = ["attention_weights", "scaled_dot_product_attention"]
-
-
-def _expand_kv_heads(query: Tensor, kv: Tensor, name: str) -> Tensor:
-    """Grouped-query attention: repeat each key/value head for its group of query heads."""
-    if query.dim() < 3 or kv.dim() < 3:
-        raise ValueError(
-            f"enable_gqa: expected query and {name} with a head dimension (..., H, L, D), "
-            f"got query {tuple(query.shape)} and {name} {tuple(kv.shape)}"
-        )
-    q_heads, kv_heads = query.size(-3), kv.size(-3)
-    if q_heads % kv_heads != 0:
-        raise ValueError(
-            f"enable_gqa: the {kv_heads} heads of {name} must divide the {q_heads} heads of "
-            f"query, got query {tuple(query.shape)} and {name} {tuple(kv.shape)}"
-        )
-    return kv.repeat_interleave(q_heads // kv_heads, dim=-3)  # (..., H, S, D)
 
 
 def _scores_shape(query: Tensor, key: Tensor) -> torch.Size:
@@ -126,7 +111,7 @@ def attention_weights(
     """
     check_qkv(query, key)
     if enable_gqa:
-        key = _expand_kv_heads(query, key, "key")
+        key = expand_kv_heads(query, key, "key")
     scores_shape = _scores_shape(query, key)
     if is_causal and attn_mask is not None:
         raise ValueError("is_causal: cannot be combined with attn_mask; put both in attn_mask")
@@ -232,7 +217,7 @@ def scaled_dot_product_attention(
         query, key, attn_mask, is_causal, scale, enable_gqa, sinks=sinks
     )
     if enable_gqa:
-        value = _expand_kv_heads(query, value, "value")  # (..., H, S, Dv)
+        value = expand_kv_heads(query, value, "value")  # (..., H, S, Dv)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return (weights @ value).to(dtype)  # (..., L, Dv)

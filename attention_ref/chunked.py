@@ -46,17 +46,26 @@ once per call by following the autograd graph of the function's result on one sc
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
 import torch
 from torch import Tensor
 
-from ._checks import check_block_size, check_mask, check_qkv
-from ._mods import MaskMod, ScoreMod, call, check_callable
+from ._checks import check_block_size, check_mask, check_positive_int, check_qkv
+from ._mods import MaskMod, ScoreMod, call, check_callable, indices
 from ._precision import upcast
-from .attention import _expand_kv_heads
-from .tile_plan import TilePlan, plan_tiles
+from .heads import batch_shape, expand_kv_heads
+from .mask_mods import and_masks, causal
+from .tile_plan import (
+    AndPlan,
+    DensePlan,
+    Plan,
+    TilePlan,
+    every_tile,
+    mask_block,
+    plan_causal,
+    plan_tiles,
+)
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
@@ -73,73 +82,25 @@ _NEG_INF = float("-inf")
 _LOG2_E = math.log2(math.e)  # e^x = 2^(x·log2 e): the scores are kept in base-2 units
 
 
-def _batch_shape(query: Tensor, key: Tensor, value: Tensor) -> torch.Size:
-    try:
-        return torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            "query, key and value: batch dimensions do not broadcast, got query "
-            f"{tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)}"
-        ) from None
-
-
-def _mask_block(attn_mask: Tensor, batch: torch.Size, rows: slice, cols: slice) -> Tensor:
-    """The part of a broadcastable mask that covers one tile: (B or 1, b_q or 1, b_k or 1).
-
-    Only this block is ever expanded (a view where the mask broadcasts over all of ``batch``,
-    a block-sized copy otherwise); the mask is never expanded to (..., L, S).
-    """
-    rows = rows if attn_mask.size(-2) > 1 else slice(None)
-    cols = cols if attn_mask.size(-1) > 1 else slice(None)
-    block = attn_mask[..., rows, cols]
-    block = block.expand(*batch, *block.shape[-2:])  # (..., b_q, b_k), a view
-    return block.reshape(-1, *block.shape[-2:])  # (B or 1, b_q, b_k)
-
-
-def _causal_block(rows: slice, cols: slice, device: torch.device) -> Tensor | None:
-    """Top-left causal mask of one tile (True = may attend), or None if nothing is hidden."""
-    if cols.stop - 1 <= rows.start:  # the whole block is on or below the diagonal
-        return None
-    i = torch.arange(rows.start, rows.stop, device=device)[:, None]  # (b_q, 1)
-    j = torch.arange(cols.start, cols.stop, device=device)[None, :]  # (1, b_k)
-    return j <= i  # (b_q, b_k)
-
-
 class _Tiling(NamedTuple):
     """How the blocks are laid out: what the forward and the backward loop share."""
 
     batch: torch.Size  # the batch dimensions, flattened into B
-    is_causal: bool
     scale: float
     b_q: int  # queries per tile
     b_k: int  # keys per block
-    plan: TilePlan | None = None  # a mask_mod's tiles: the empty ones are never visited
+    plan: Plan  # the tiles visited (the empty ones never are) and what each keeps
     score_mod: ScoreMod | None = None  # changes each tile's scores (natural units)
-
-
-def _tiles(L: int, S: int, tiling: _Tiling) -> Iterator[tuple[slice, list[slice]]]:
-    """Each tile of query rows with its blocks of key columns. Causal: the blocks entirely
-    above the diagonal are skipped (all their keys are hidden); a mask_mod: its plan's."""
-    if tiling.plan is not None:
-        yield from ((rows, list(blocks)) for rows, blocks in tiling.plan.tiles)
-        return
-    for i in range(0, L, tiling.b_q):
-        rows = slice(i, min(i + tiling.b_q, L))
-        last_key = min(S, rows.stop) if tiling.is_causal else S
-        yield rows, [slice(j, min(j + tiling.b_k, S)) for j in range(0, last_key, tiling.b_k)]
+    q_offset: int = 0  # the position of query row 0, for the score function
 
 
 def _score_mod_tile(scores: Tensor, rows: slice, cols: slice, tiling: _Tiling) -> Tensor:
     """``score_mod`` on one tile of scores (B, b_q, b_k), seen as (N, H, b_q, b_k) with the
     tile's indices; a new (B, b_q, b_k) tensor."""
     N, H = tiling.batch  # 4-D inputs: B = N·H
-    device = scores.device
-    b = torch.arange(N, device=device).view(N, 1, 1, 1)  # (N, 1, 1, 1)
-    h = torch.arange(H, device=device).view(1, H, 1, 1)  # (1, H, 1, 1)
-    q_idx = torch.arange(rows.start, rows.stop, device=device).view(1, 1, -1, 1)  # (1,1,b_q,1)
-    kv_idx = torch.arange(cols.start, cols.stop, device=device).view(1, 1, 1, -1)  # (1,1,1,b_k)
+    grid = indices((N, H), tiling.q_offset, scores.device, rows, cols)  # the tile's indices
     tile = scores.view(N, H, *scores.shape[1:])  # (N, H, b_q, b_k)
-    changed = call("score_mod", cast(ScoreMod, tiling.score_mod), tile, b, h, q_idx, kv_idx)
+    changed = call("score_mod", cast(ScoreMod, tiling.score_mod), tile, *grid)
     return changed.expand(tile.shape).reshape(scores.shape)  # (B, b_q, b_k)
 
 
@@ -215,32 +176,26 @@ def _scores(
     same for every block: no block-sized tensor is allocated per step.
     """
     q_tile, k_block = q[:, rows], k_t[:, :, cols]  # (B, b_q, D), (B, D, b_k)
-    float_mask = attn_mask if attn_mask is not None and attn_mask.is_floating_point() else None
-    if float_mask is not None:
-        bias, beta = _mask_block(float_mask, tiling.batch, rows, cols), _LOG2_E
-    elif lse is not None:
-        bias, beta = lse[:, rows], -1.0  # (B, b_q, 1), broadcast over the keys
-    else:
-        bias, beta = buffer.new_zeros(()), 0.0  # no float mask: baddbmm ignores it (beta=0)
     shape = (q.size(0), q_tile.size(1), k_block.size(2))
     out = buffer[: math.prod(shape)].view(shape)  # the last blocks may be smaller
-    if tiling.score_mod is not None:  # it sees scale · q kᵀ, not base 2: then convert
+    bias = None  # a floating mask's block, added to the scores
+    if attn_mask is not None and attn_mask.is_floating_point():
+        bias = mask_block(attn_mask, tiling.batch, rows, cols)  # (B or 1, b_q, b_k)
+    alpha = tiling.scale * _LOG2_E
+    if tiling.score_mod is not None:  # it sees scale · q kᵀ, natural units: convert after
         scores = torch.bmm(q_tile, k_block, out=out).mul_(tiling.scale)
-        scores = out.copy_(_score_mod_tile(scores, rows, cols, tiling)).mul_(_LOG2_E)
-        if lse is not None:
-            scores.sub_(lse[:, rows])
-    else:
-        alpha = tiling.scale * _LOG2_E
-        scores = torch.baddbmm(bias, q_tile, k_block, beta=beta, alpha=alpha, out=out)
-    if float_mask is not None and lse is not None:
+        scores = out.copy_(_score_mod_tile(scores, rows, cols, tiling))
+        scores = scores.add_(bias).mul_(_LOG2_E) if bias is not None else scores.mul_(_LOG2_E)
+    elif bias is not None:  # (bias + scale · q kᵀ) · log2 e
+        scores = torch.baddbmm(bias, q_tile, k_block, beta=_LOG2_E, alpha=alpha, out=out)
+    elif lse is not None:  # scale · q kᵀ · log2 e - lse, already shifted
+        scores = torch.baddbmm(lse[:, rows], q_tile, k_block, beta=-1.0, alpha=alpha, out=out)
+        lse = None
+    else:  # beta=0: baddbmm ignores the (empty) bias
+        scores = torch.baddbmm(buffer.new_zeros(()), q_tile, k_block, beta=0, alpha=alpha, out=out)
+    if lse is not None:
         scores.sub_(lse[:, rows])
-    keep: Tensor | None = None
-    if attn_mask is not None and attn_mask.dtype == torch.bool:
-        keep = _mask_block(attn_mask, tiling.batch, rows, cols)  # (B or 1, b_q, b_k)
-    elif tiling.plan is not None:  # None where the mask_mod allows the whole tile
-        keep = tiling.plan.keep(rows, cols, q.device)  # (B or 1, b_q or 1, b_k or 1)
-    else:
-        keep = _causal_block(rows, cols, q.device) if tiling.is_causal else None
+    keep = tiling.plan.keep(rows, cols, q.device)  # (B or 1, b_q or 1, b_k or 1), or None
     if keep is not None:
         scores.masked_fill_(keep.logical_not(), _NEG_INF)
     return scores
@@ -274,7 +229,7 @@ def _forward(
     k_t = k.transpose(1, 2)  # (B, D, S)
     out, lse = q.new_empty(B, L, Dv), q.new_empty(B, L, 1)
     buffer = q.new_empty(B * min(tiling.b_q, L) * min(tiling.b_k, S))
-    for rows, blocks in _tiles(L, S, tiling):
+    for rows, blocks in tiling.plan.tiles:
         b_q = rows.stop - rows.start
         state = (
             q.new_full((B, b_q, 1), _NEG_INF),  # m: running row max
@@ -313,7 +268,7 @@ def _backward(
     k_t, v_t = k.transpose(1, 2), v.transpose(1, 2)  # (B, D, S), (B, Dv, S)
     size = B * min(tiling.b_q, L) * min(tiling.b_k, S)
     p_buffer, dp_buffer = q.new_empty(size), q.new_empty(size)
-    for rows, blocks in _tiles(L, S, tiling):
+    for rows, blocks in tiling.plan.tiles:
         q_tile, do = q[:, rows], d_out[:, rows]  # (B, b_q, D), (B, b_q, Dv)
         dq_tile = torch.zeros_like(q_tile)  # this tile's dQ, summed over the key blocks
         for cols in blocks:
@@ -382,6 +337,7 @@ def chunked_attention(
     *,
     mask_mod: MaskMod | TilePlan | None = None,
     score_mod: ScoreMod | None = None,
+    q_offset: int = 0,
 ) -> Tensor:
     r"""Exact scaled dot-product attention, computed block by block with the online softmax.
 
@@ -403,8 +359,9 @@ def chunked_attention(
         value: ``(..., S, Dv)``.
         attn_mask: Broadcastable to ``(..., L, S)``. Boolean: True where a query **may
             attend**. Floating: added to the scores. Sliced block by block, never expanded.
-        is_causal: Query ``i`` sees keys ``0..i`` (top-left, as in PyTorch); key blocks
-            entirely above the diagonal are skipped. Not allowed with ``attn_mask``.
+        is_causal: Query ``i`` sees keys ``0..i`` (top-left, as in PyTorch; with
+            ``q_offset``, keys ``0..q_offset + i``); key blocks entirely above the diagonal are
+            skipped. Not allowed with ``attn_mask``; allowed with ``mask_mod`` (both apply).
         scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         block_size: ``(b_q, b_k)``, the query tile and key block sizes, or one int for both.
             Any positive sizes give the same result; they need not divide L or S. Default:
@@ -413,20 +370,24 @@ def chunked_attention(
         mask_mod: A mask function ``mask_mod(b, h, q_idx, kv_idx) -> bool``, True where a
             query may attend (see ``attention_ref.mask_mods``), or its ``TilePlan`` for
             these sizes. The tiles it leaves empty are skipped in both passes. 4-D inputs
-            ``(N, H, L, E)``: ``b`` and ``h`` index N and the query heads. Build the plan
+            ``(N, H, L, D)``: ``b`` and ``h`` index N and the query heads. Build the plan
             once with ``attention_ref.tile_plan.plan_tiles`` to reuse it: planning calls
-            the function on every index.
+            the function on every index. With ``attn_mask``, a key must pass both.
         score_mod: ``score_mod(score, b, h, q_idx, kv_idx)``, the new score, applied to
-            ``scale · q kᵀ`` before the mask (4-D inputs). Gradients also reach the tensors
+            ``scale · q kᵀ`` before the masks (4-D inputs). Gradients also reach the tensors
             it uses that require them (``relative_bias``'s table).
+        q_offset: The position of query row 0: row ``i`` is ``q_idx = q_offset + i`` for
+            ``mask_mod``, ``score_mod`` and ``is_causal`` (``L`` new queries after
+            ``q_offset`` cached keys), as in ``attention_ref.mask_mods.create_mask``.
 
     Returns:
         ``(..., L, Dv)``; zeros (never NaN) for a query whose keys are all masked.
 
     Raises:
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
-            with ``attn_mask``, ``mask_mod`` or ``score_mod`` with either, inputs that are not
-            4-D with them, a plan made for other sizes, or a block size below 1.
+            with ``attn_mask``, inputs that are not 4-D with ``mask_mod`` or ``score_mod``, a
+            plan made for other sizes or another ``q_offset``, a block size below 1 or a
+            negative ``q_offset``.
         TypeError: On non-floating inputs, mixed dtypes, an integer mask or a non-int block size.
         RuntimeError: In the backward pass, if a second derivative is asked for
             (``create_graph=True``).
@@ -446,20 +407,21 @@ def chunked_attention(
         >>> torch.allclose(causal, scaled_dot_product_attention(q, k, v, is_causal=True))
         True
         >>> from attention_ref.mask_mods import flex_reference, sliding_window
-        >>> window = sliding_window(2)  # a mask function: 3 of the 3 × 4 tiles are empty
+        >>> window = sliding_window(2)  # a mask function: 7 of the 3 × 4 tiles are empty
         >>> out = chunked_attention(q, k, v, block_size=2, mask_mod=window)
         >>> torch.allclose(out, flex_reference(q, k, v, mask_mod=window), atol=1e-6)
         True
     """
     check_qkv(query, key, value)
     if mask_mod is not None or score_mod is not None:
-        _check_mods((query, key, value), attn_mask is not None, is_causal, mask_mod, score_mod)
+        _check_mods((query, key, value), mask_mod, score_mod)
+    q_offset = check_positive_int("q_offset", q_offset, "position", minimum=0)
     if enable_gqa:  # each key/value head serves a group of query heads
-        key, value = _expand_kv_heads(query, key, "key"), _expand_kv_heads(query, value, "value")
+        key, value = expand_kv_heads(query, key, "key"), expand_kv_heads(query, value, "value")
     if block_size is None:
         block_size = mask_mod.block_size if isinstance(mask_mod, TilePlan) else DEFAULT_BLOCK_SIZE
     b_q, b_k = check_block_size(block_size)
-    batch = _batch_shape(query, key, value)
+    batch = batch_shape(query, key, value)
     L, S, D, Dv = query.size(-2), key.size(-2), query.size(-1), value.size(-1)
     if is_causal and attn_mask is not None:
         raise ValueError("is_causal: cannot be combined with attn_mask; put both in attn_mask")
@@ -467,8 +429,8 @@ def chunked_attention(
         check_mask(attn_mask, torch.Size((*batch, L, S)))
     if scale is None:
         scale = 1.0 / math.sqrt(D)
-    plan = _plan(mask_mod, (*batch, L, S), (b_q, b_k), query.device)
-    tiling = _Tiling(batch, is_causal, scale, b_q, b_k, plan, score_mod)
+    plan = _plan(mask_mod, is_causal, attn_mask, (batch, L, S), (b_q, b_k), q_offset, query.device)
+    tiling = _Tiling(batch, scale, b_q, b_k, plan, score_mod, q_offset)
     captured = () if score_mod is None else _captured(score_mod, upcast(query).dtype, query.device)
 
     dtype = query.dtype  # float16/bfloat16: computed in float32, returned in the input dtype
@@ -483,17 +445,8 @@ def chunked_attention(
     return out.reshape(*batch, L, Dv).to(dtype)
 
 
-def _check_mods(
-    qkv: tuple[Tensor, ...], masked: bool, causal: bool, mask_mod: Any, score_mod: Any
-) -> None:
-    """A mask or score function: 4-D inputs, no ``attn_mask`` or ``is_causal`` beside it."""
-    name = "mask_mod" if mask_mod is not None else "score_mod"
-    if masked or causal:
-        other = "attn_mask" if masked else "is_causal"
-        raise ValueError(
-            f"{name}: cannot be combined with {other}; put the mask in mask_mod "
-            "(causal(), or and_masks(causal(), ...), says is_causal)"
-        )
+def _check_mods(qkv: tuple[Tensor, ...], mask_mod: Any, score_mod: Any) -> None:
+    """A mask or score function: callable (or a plan), and 4-D inputs (``b``, ``h`` index them)."""
     if score_mod is not None:
         check_callable("score_mod", score_mod)
     if mask_mod is not None and not isinstance(mask_mod, TilePlan):
@@ -503,16 +456,36 @@ def _check_mods(
             raise ValueError(f"{arg}: expected 4 dimensions (N, H, length, width), got {x.dim()}")
 
 
-def _plan(mask_mod: Any, shape: tuple[int, ...], block: tuple[int, int], device: Any) -> Any:
-    """The tiles of ``mask_mod`` (a function, planned now, or a plan checked against the call)."""
-    if mask_mod is None:
-        return None
-    if not isinstance(mask_mod, TilePlan):
-        N, H, L, S = shape
-        return plan_tiles(mask_mod, N, H, L, S, block, device=device)
-    if mask_mod.shape != tuple(shape) or mask_mod.block_size != block:
-        raise ValueError(
-            f"mask_mod: expected a plan for (N, H, L, S) = {tuple(shape)} and block_size "
-            f"{block}, got one for {mask_mod.shape} and {mask_mod.block_size}"
-        )
-    return mask_mod
+def _plan(
+    mask_mod: Any,
+    is_causal: bool,
+    attn_mask: Tensor | None,
+    sizes: tuple[torch.Size, int, int],
+    block: tuple[int, int],
+    q_offset: int,
+    device: torch.device,
+) -> Plan:
+    """The one plan of a call: the rule's tiles (a mask function with ``is_causal``, planned
+    now; a plan given, checked; causal alone, by arithmetic) and a boolean tensor's blocks."""
+    batch, L, S = sizes
+    N, H = tuple(batch) if len(batch) == 2 else (1, 1)  # causal alone needs no b, h
+    rule = None
+    if isinstance(mask_mod, TilePlan) and not is_causal:
+        rule = mask_mod
+        if (rule.shape, rule.block_size, rule.q_offset) != ((N, H, L, S), block, q_offset):
+            raise ValueError(
+                f"mask_mod: expected a plan for (N, H, L, S) = {(N, H, L, S)}, block_size "
+                f"{block} and q_offset {q_offset}, got one for {rule.shape}, "
+                f"{rule.block_size} and {rule.q_offset}"
+            )
+    elif mask_mod is not None:
+        fn = getattr(mask_mod, "mask_mod", mask_mod)  # a plan's rule, with causal: again
+        fn = and_masks(fn, causal()) if is_causal else fn
+        rule = plan_tiles(fn, N, H, L, S, block, q_offset=q_offset, device=device)
+    elif is_causal:
+        rule = plan_causal(N, H, L, S, block, q_offset=q_offset)
+    boolean = attn_mask if attn_mask is not None and attn_mask.dtype == torch.bool else None
+    dense = DensePlan(boolean, batch, every_tile(L, S, block))
+    if rule is None:
+        return dense
+    return rule if boolean is None else AndPlan(rule, dense)

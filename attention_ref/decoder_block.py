@@ -18,6 +18,7 @@ from collections.abc import Callable
 from torch import Tensor, nn
 
 from ._checks import check_choice, check_dropout, check_positive_int
+from ._mods import MaskMod
 from .feed_forward import activation_fn, feed_forward
 from .kv_cache import KVCache
 from .multihead import MultiHeadAttention
@@ -65,6 +66,8 @@ class DecoderBlock(nn.Module):
             [`MultiHeadAttention`][attention_ref.MultiHeadAttention].
         sinks: A learned sink logit per head in ``self_attn`` (gpt-oss), as in
             [`MultiHeadAttention`][attention_ref.MultiHeadAttention].
+        attention_fn: The kernel of ``self_attn`` (e.g. ``chunked_attention``), as in
+            [`MultiHeadAttention`][attention_ref.MultiHeadAttention]; ``dropout`` must be 0.
 
     Raises:
         ValueError: On an unknown ``activation``, ``norm`` or ``ffn``, or invalid sizes.
@@ -102,6 +105,7 @@ class DecoderBlock(nn.Module):
         rope_base: float | None = None,
         rope_interleaved: bool = False,
         sinks: bool = False,
+        attention_fn: Callable[..., Tensor] | None = None,
     ) -> None:
         super().__init__()
         self.activation = activation_fn(activation)
@@ -118,6 +122,7 @@ class DecoderBlock(nn.Module):
             rope_base=rope_base,
             rope_interleaved=rope_interleaved,
             sinks=sinks,
+            attention_fn=attention_fn,
         )
         self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)  # the gate, with SwiGLU
         self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias)  # "down"
@@ -135,15 +140,15 @@ class DecoderBlock(nn.Module):
         positions: Tensor | None = None,
         attn_mask: Tensor | None = None,
         is_causal: bool = False,
+        mask_mod: MaskMod | None = None,
         kv_cache: KVCache | None = None,
     ) -> Tensor:
         """Apply the block to ``x`` ``(N, L, E)``; returns ``(N, L, E)``.
 
         The arguments go to [`MultiHeadAttention`][attention_ref.MultiHeadAttention]'s
-        ``forward``: ``attn_mask`` (SDPA's convention, boolean True = may attend) and
-        ``is_causal`` both apply; with ``kv_cache``, ``x`` holds the new tokens only, the
-        causal triangle is aligned to the bottom-right corner and ``attn_mask`` covers every
-        key, cached and new (a rolling cache, ``KVCache(window=...)``, adds its own window);
+        ``forward``: ``attn_mask`` (SDPA's convention, boolean True = may attend),
+        ``is_causal`` and the rule ``mask_mod`` all apply; with ``kv_cache``, ``x`` holds the
+        new tokens only, and ``attn_mask`` covers every key, cached and new;
         ``positions`` are the rotary positions (with ``rope_base``).
         """
         h = self.norm1(x)  # Pre-LN: normalize, attend, add
@@ -151,6 +156,7 @@ class DecoderBlock(nn.Module):
             h,
             attn_mask=attn_mask,
             is_causal=is_causal,
+            mask_mod=mask_mod,
             need_weights=False,
             positions=positions,
             kv_cache=kv_cache,

@@ -11,6 +11,8 @@ Shape legend (batch-first): N batch, L tokens, V vocabulary size, E d_model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
@@ -32,6 +34,8 @@ class TinyDecoder(nn.Module):
         nhead: Query heads per layer.
         num_layers: How many layers.
         num_kv_heads: Key/value heads per layer (grouped-query attention); default ``nhead``.
+        attention_fn: Every layer's attention kernel (e.g. ``chunked_attention``), as in
+            [`MultiHeadAttention`][attention_ref.MultiHeadAttention]; default the reference.
 
     Examples:
         >>> import torch
@@ -49,14 +53,15 @@ class TinyDecoder(nn.Module):
         nhead: int = 4,
         num_layers: int = 2,
         num_kv_heads: int | None = None,
+        attention_fn: Callable[..., Tensor] | None = None,
     ) -> None:
         super().__init__()
         check_positive_int("vocab_size", vocab_size)
         check_positive_int("num_layers", num_layers)
         self.embed = nn.Embedding(vocab_size, d_model)
+        llama = {"num_kv_heads": num_kv_heads, "rope_base": 10000.0, "attention_fn": attention_fn}
         self.layers = nn.ModuleList(
-            DecoderBlock(d_model, nhead, 4 * d_model, num_kv_heads=num_kv_heads, rope_base=10000.0)
-            for _ in range(num_layers)
+            DecoderBlock(d_model, nhead, 4 * d_model, **llama) for _ in range(num_layers)
         )  # Llama's blocks: RMSNorm, SwiGLU, no biases, rotary positions
         self.norm = RMSNorm(d_model, eps=1e-5)  # the layers' eps: one rms_norm_eps, as in Llama
         self.head = nn.Linear(d_model, vocab_size, bias=False)

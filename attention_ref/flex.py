@@ -11,7 +11,7 @@ Score functions (each returns a ``score_mod``): ``alibi`` (Press et al.), ``soft
 positions, learned).
 
 Shape legend (batch-first, as ``flex_attention``): N batch, H query heads, H_kv key/value
-heads, L query length, S key/value length, E query/key width, Ev value width.
+heads, L query length, S key/value length, D query/key width (one head's), Dv value width.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from torch import Tensor
 from ._checks import check_positive_int, check_qkv, check_tensor
 from ._mods import MaskMod, ScoreMod, call, check_callable, indices, mask_values
 from ._precision import upcast
-from .positions import _alibi_slopes
+from .positions import alibi_slopes
 
 __all__ = ["alibi", "flex_reference", "relative_bias", "softcap"]
 
@@ -61,7 +61,7 @@ def alibi(num_heads: int) -> ScoreMod:
         True
     """
     num_heads = check_positive_int("num_heads", num_heads, "number of heads")
-    slopes = torch.tensor(_alibi_slopes(num_heads))  # (H,), as alibi_bias's
+    slopes = torch.tensor(alibi_slopes(num_heads), dtype=torch.float64)  # (H,): exact, cast per use
 
     def score_mod(score: Tensor, b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
         slope = slopes.to(device=score.device, dtype=score.dtype)[h]
@@ -75,8 +75,10 @@ def softcap(cap: float) -> ScoreMod:
 
     $$s' = \mathrm{cap} \cdot \tanh(s / \mathrm{cap})$$
 
-    Near zero the scores are unchanged; large ones approach ``±cap`` and no single key can
-    take all the weight. The scale (``1/√E`` by default) is applied before.
+    Near zero the scores are unchanged; large ones approach ``±cap``: the logits stay bounded
+    (what keeps them finite in low precision), but a gap of up to ``2·cap`` between two scores
+    remains, so at Gemma 2's cap of 50 one key can still take all the weight. The scale
+    (``1/√D`` by default) is applied before.
 
     Args:
         cap: The bound; a positive number (Gemma 2 uses 50 for attention).
@@ -195,20 +197,20 @@ def flex_reference(
     ``block_mask=create_block_mask(mask_mod, N, H, L, S)``.
 
     Args:
-        query: ``(N, H, L, E)``.
-        key: ``(N, H_kv, S, E)``.
-        value: ``(N, H_kv, S, Ev)``.
+        query: ``(N, H, L, D)``.
+        key: ``(N, H_kv, S, D)``.
+        value: ``(N, H_kv, S, Dv)``.
         score_mod: ``score_mod(score, b, h, q_idx, kv_idx)``, the new score; None keeps it.
         mask_mod: ``mask_mod(b, h, q_idx, kv_idx)``, True where a query may attend to a key;
             None allows everything.
-        scale: Multiplies ``Q Kᵀ``; defaults to ``1 / √E``.
+        scale: Multiplies ``Q Kᵀ``; defaults to ``1 / √D``.
         enable_gqa: Allow ``H_kv`` key/value heads (a divisor of ``H``), each shared by
             ``H / H_kv`` query heads.
         return_lse: Also return each query's log-sum-exp of its (modified, masked) scores,
             in natural log, as ``flex_attention(..., return_aux=AuxRequest(lse=True))``.
 
     Returns:
-        The output ``(N, H, L, Ev)`` in the dtype of ``query``, or ``(output, lse)`` with
+        The output ``(N, H, L, Dv)`` in the dtype of ``query``, or ``(output, lse)`` with
             ``lse`` of shape ``(N, H, L)`` in float32 (float64 for float64 inputs).
 
     Raises:
@@ -222,7 +224,7 @@ def flex_reference(
         >>> import torch
         >>> from attention_ref import scaled_dot_product_attention
         >>> from attention_ref.mask_mods import causal, flex_reference
-        >>> q = k = v = torch.arange(12.0).view(1, 1, 3, 4) / 10  # (N, H, L, E)
+        >>> q = k = v = torch.arange(12.0).view(1, 1, 3, 4) / 10  # (N, H, L, D)
         >>> out = flex_reference(q, k, v, mask_mod=causal())
         >>> torch.allclose(out, scaled_dot_product_attention(q, k, v, is_causal=True))
         True
@@ -234,11 +236,11 @@ def flex_reference(
     _check_heads(query, key, value, enable_gqa)
     if score_mod is not None:
         check_callable("score_mod", score_mod)
-    (N, H, L, E), S = query.shape, key.size(2)
+    (N, H, L, D), S = query.shape, key.size(2)
     if key.size(1) != H:  # grouped-query attention: each key/value head serves H / H_kv
-        key = key.repeat_interleave(H // key.size(1), dim=1)  # (N, H, S, E)
-        value = value.repeat_interleave(H // value.size(1), dim=1)  # (N, H, S, Ev)
-    scale = 1.0 / math.sqrt(E) if scale is None else scale
+        key = key.repeat_interleave(H // key.size(1), dim=1)  # (N, H, S, D)
+        value = value.repeat_interleave(H // value.size(1), dim=1)  # (N, H, S, Dv)
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
     dtype = query.dtype
     query, key, value = upcast(query), upcast(key), upcast(value)  # float16: softmax in float32
     b, h, q_idx, kv_idx = indices((N, H, L, S), device=query.device)
@@ -247,12 +249,12 @@ def flex_reference(
     if score_mod is not None:
         scores = call("score_mod", score_mod, scores, b, h, q_idx, kv_idx)
         check_tensor("score_mod", scores)  # a floating result
-        scores = scores.expand(N, H, L, S)
+        scores = scores.expand(N, H, L, S).to(query.dtype)  # a table of another dtype: as torch
     if mask_mod is not None:
         allowed = mask_values(mask_mod, (N, H, L, S), device=query.device)  # (N, H, L, S)-able
         scores = scores.masked_fill(~allowed, float("-inf"))  # a new tensor
     lse = scores.logsumexp(dim=-1)  # (N, H, L): -inf where the mask leaves no key
     finite = lse.masked_fill(lse == float("-inf"), 0.0)  # those rows: exp(-inf - 0) = 0
     weights = torch.exp(scores - finite[..., None])  # (N, H, L, S), the softmax
-    out = (weights @ value).to(dtype)  # (N, H, L, Ev)
+    out = (weights @ value).to(dtype)  # (N, H, L, Dv)
     return (out, lse) if return_lse else out

@@ -30,9 +30,22 @@ def _check_module(module: object, expected: type[nn.Module]) -> None:
 def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
     """A new ``cls`` (``MultiHeadAttention``) with ``module``'s sizes and weights.
 
+    The same output for the same batch-first inputs; invert boolean masks (``~mask``): in
+    PyTorch's ``attn_mask`` and ``key_padding_mask`` True means *masked*.
+
     Raises:
         TypeError: If ``module`` is not an ``nn.MultiheadAttention``.
         ValueError: If it uses ``add_bias_kv`` or ``add_zero_attn``.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref import MultiHeadAttention
+        >>> _ = torch.manual_seed(0)
+        >>> theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        >>> ours = MultiHeadAttention.from_torch(theirs)
+        >>> x = torch.randn(2, 5, 8)
+        >>> torch.allclose(ours(x)[0], theirs(x, x, x)[0], atol=1e-6)
+        True
     """
     _check_module(module, nn.MultiheadAttention)
     if module.bias_k is not None or module.add_zero_attn:
@@ -56,9 +69,26 @@ def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
 def attention_to_torch(module: Any) -> nn.MultiheadAttention:
     """A new batch-first ``nn.MultiheadAttention`` with the sizes and weights of ``module``
     (a ``MultiHeadAttention``): $W^Q, W^K, W^V$ concatenated into ``in_proj_weight``.
+    Invert boolean masks for it (``~mask``: True means *masked* there).
 
     Raises:
-        ValueError: If ``module`` uses an option ``nn.MultiheadAttention`` cannot express.
+        ValueError: If ``module`` uses an option ``nn.MultiheadAttention`` cannot express:
+            ``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``, ``attention_fn`` or
+            ``sinks``, named in the message.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref import MultiHeadAttention
+        >>> _ = torch.manual_seed(0)
+        >>> ours = MultiHeadAttention(8, 2)
+        >>> x, mask = torch.randn(2, 5, 8), torch.ones(5, 5, dtype=torch.bool).tril()
+        >>> out, _ = ours.to_torch()(x, x, x, attn_mask=~mask)  # True = masked there
+        >>> torch.allclose(out, ours(x, attn_mask=mask)[0], atol=1e-6)
+        True
+        >>> MultiHeadAttention(8, 2, num_kv_heads=1).to_torch()
+        Traceback (most recent call last):
+        ...
+        ValueError: num_kv_heads: expected 2 for nn.MultiheadAttention, got 1
     """
     D, fn, E, H = module.head_dim, module.attention_fn, module.embed_dim, module.num_heads
     options = {  # option: (ours, what nn.MultiheadAttention computes)

@@ -7,8 +7,11 @@ layer keeps them instead of recomputing them: the next step projects only the ne
 A rolling cache (``window``, StreamingLLM's ``sink_tokens``) keeps only the first tokens and
 the most recent ones, so its memory stops growing: what sliding-window attention needs.
 
+Multi-head latent attention caches other tensors, a latent and one rotated key per token:
+``LatentCache`` keeps them under their own names, with the same positions and rolling rule.
+
 Shape legend (batch-first): N batch, H_kv key/value heads, S tokens cached, L new tokens,
-D head_dim.
+D head_dim, R the latent's width (kv_lora_rank), D_rope the rotated key's width.
 """
 
 from __future__ import annotations
@@ -16,10 +19,112 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["KVCache"]
+from ._checks import check_positive_int
+from ._mods import MaskMod
+from .mask_mods import sliding_window
+
+__all__ = ["KVCache", "LatentCache"]
 
 
-class KVCache:
+class _TokenCache:
+    """What a cache of tokens keeps whatever it stores: positions, and the rolling rule."""
+
+    def __init__(self, *, window: int | None = None, sink_tokens: int = 0) -> None:
+        if window is not None:
+            window = check_positive_int("window", window, "length")
+        sink_tokens = check_positive_int("sink_tokens", sink_tokens, "count", minimum=0)
+        if sink_tokens and window is None:  # sink tokens only make sense in a rolling cache
+            raise ValueError(f"sink_tokens: expected 0 without a window, got {sink_tokens}")
+        self.window, self.sink_tokens = window, sink_tokens
+        self._held: tuple[Tensor, ...] = ()  # each (N, H_kv, S, width)
+        self.tokens_seen = 0  # tokens ever added: the position of the next one
+        self.positions = torch.zeros(0, dtype=torch.long)  # (S,): keys the last update returned
+        self.held_positions = self.positions  # (S,): the positions of the entries held now
+
+    def __len__(self) -> int:
+        return self._held[0].size(2) if self._held else 0
+
+    def _append(self, *new: Tensor) -> tuple[Tensor, ...]:
+        """Append one tensor per stored kind, ``(N, H_kv, L, width)``; return the held and new
+        ones, then trim to the sink tokens and the window."""
+        if self._held and any(
+            x.shape[:2] != held.shape[:2] or x.size(3) != held.size(3)
+            for x, held in zip(new, self._held, strict=True)
+        ):
+            got = [(x.size(0), x.size(1), x.size(3)) for x in new]
+            want = [(x.size(0), x.size(1), x.size(3)) for x in self._held]
+            raise ValueError(
+                f"kv_cache: expected new tokens with the cached (N, H_kv, width) {want}, got {got}"
+            )
+        length, device = new[0].size(2), new[0].device
+        fresh = torch.arange(self.tokens_seen, self.tokens_seen + length, device=device)
+        self.positions = self.held_positions = torch.cat([self.held_positions.to(device), fresh])
+        self.tokens_seen += length
+        # --8<-- [start:append]
+        if not self._held:  # the first tokens
+            self._held = new
+        else:  # (N, H_kv, S + L, width) each: the cached tokens, then the new
+            self._held = tuple(
+                torch.cat([x, y], dim=2) for x, y in zip(self._held, new, strict=True)
+            )
+        # --8<-- [end:append]
+        returned = self._held
+        if self.window is not None and len(self) > self.sink_tokens + self.window:
+            keep = torch.cat(  # the first sink_tokens entries and the last window
+                [torch.arange(self.sink_tokens), torch.arange(-self.window, 0) + len(self)]
+            ).to(device)
+            self._held = tuple(x[:, :, keep] for x in returned)  # (N, H_kv, s + W, width)
+            self.held_positions = self.positions[keep]
+        return returned
+
+    def rule(self) -> MaskMod | None:
+        """The cache's own rule over positions: ``sliding_window(window, sink_tokens)``, which
+        is causal too, for a rolling cache; None for a cache that keeps every token."""
+        return None if self.window is None else sliding_window(self.window, self.sink_tokens)
+
+    def visible(self, query_positions: Tensor) -> Tensor:
+        """Which of the keys the last ``update`` returned each query may see.
+
+        Key ``j`` (its position in ``cache.positions``) is visible to the query at position
+        ``t`` when ``j <= t`` (causal) and, with a ``window`` ``W``, also ``j <
+        sink_tokens`` or ``t - j < W``: ``rule()`` on those positions. Without a window this
+        is the bottom-right-aligned causal mask.
+
+        Args:
+            query_positions: ``(..., L)`` absolute positions, usually those of the new
+                tokens, ``cache.positions[-L:]``.
+
+        Returns:
+            A bool tensor ``(..., L, S)``, True where the query may attend (SDPA's
+            convention).
+        """
+        keys = self.positions.to(query_positions.device)  # (S,)
+        t, j = query_positions[..., :, None], keys  # (..., L, 1), (S,)
+        rule = self.rule()
+        return t >= j if rule is None else rule(t, t, t, j)  # b, h unused: any tensor
+
+    def check(self, x: Tensor, positions: Tensor | None, heads: int) -> int:
+        """``tokens_seen``, the position of ``x``'s first token, after checking that ``x``
+        (N, L, ...) has the cached batch size, ``heads`` the cached head count, and
+        ``positions`` (if given) continue the cache."""
+        start, (n, length) = self.tokens_seen, x.shape[:2]
+        if self._held and self._held[0].shape[:2] != (n, heads):
+            raise ValueError(
+                f"kv_cache: expected N={n} and H_kv={heads}, got a cache of shape "
+                f"{tuple(self._held[0].shape)}"
+            )
+        new = torch.arange(start, start + length, device=x.device)  # (L,)
+        if positions is not None and (
+            positions.shape[-1:] != new.shape or (positions != new).any()
+        ):
+            raise ValueError(
+                f"positions: with a cache of {start} tokens, expected positions "
+                f"{start}..{start + length - 1}, got {positions.tolist()}"
+            )
+        return start
+
+
+class KVCache(_TokenCache):
     r"""The keys and values one attention layer has seen, ``(N, H_kv, S, D)`` each.
 
     They are stored after the projections and after rotary positions, so a cached key
@@ -32,8 +137,9 @@ class KVCache:
     "attention sinks" of StreamingLLM) and the ``W`` most recent ones, never more than
     ``sink_tokens + W``. A query at position ``t`` then sees the keys ``j < sink_tokens``
     and ``t - W < j <= t``, as [`sliding_window_mask`][attention_ref.sliding_window_mask]
-    with ``sink_tokens`` allows; ``visible`` gives that mask for the keys the last
-    ``update`` returned, whose positions are ``cache.positions``. ``cache.held_positions``
+    with ``sink_tokens`` allows: ``rule()`` is that rule over positions, and ``visible``
+    the mask it gives for the keys the last ``update`` returned, whose positions are
+    ``cache.positions``. ``cache.held_positions``
     are those of the entries held now, which the next ``update`` returns first (to pick
     the columns of a padding mask, say).
 
@@ -78,25 +184,15 @@ class KVCache:
         (3, 5)
     """
 
-    def __init__(self, *, window: int | None = None, sink_tokens: int = 0) -> None:
-        if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
-            raise TypeError(f"window: expected an int or None, got {type(window).__name__}")
-        if isinstance(sink_tokens, bool) or not isinstance(sink_tokens, int):
-            raise TypeError(f"sink_tokens: expected an int, got {type(sink_tokens).__name__}")
-        if (window is not None and window < 1) or sink_tokens < 0 or (sink_tokens and not window):
-            raise ValueError(  # sink tokens only make sense in a rolling cache
-                "window and sink_tokens: expected window >= 1 or None and sink_tokens >= 0, "
-                f"sink_tokens only with a window, got window={window}, sink_tokens={sink_tokens}"
-            )
-        self.window, self.sink_tokens = window, sink_tokens
-        self.key: Tensor | None = None  # (N, H_kv, S, D)
-        self.value: Tensor | None = None  # (N, H_kv, S, D)
-        self.tokens_seen = 0  # tokens ever added: the position of the next one
-        self.positions = torch.zeros(0, dtype=torch.long)  # (S,): keys the last update returned
-        self.held_positions = self.positions  # (S,): the positions of the entries held now
+    @property
+    def key(self) -> Tensor | None:
+        """The keys held, ``(N, H_kv, S, D)``, after rotary positions; None before the first."""
+        return self._held[0] if self._held else None
 
-    def __len__(self) -> int:
-        return 0 if self.key is None else self.key.size(2)
+    @property
+    def value(self) -> Tensor | None:
+        """The values held, ``(N, H_kv, S, D)``; None before the first update."""
+        return self._held[1] if self._held else None
 
     def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new tokens' ``key`` and ``value``, ``(N, H_kv, L, D)``.
@@ -113,53 +209,38 @@ class KVCache:
             ValueError: If the batch size, head count or head width differs from the
                 cached tokens'.
         """
-        if self.key is not None and (
-            key.shape[:2] != self.key.shape[:2] or key.size(3) != self.key.size(3)
-        ):
-            raise ValueError(
-                "kv_cache: expected new keys with the cached batch size, heads and width "
-                f"(N, H_kv, D) = {(self.key.size(0), self.key.size(1), self.key.size(3))}, "
-                f"got {(key.size(0), key.size(1), key.size(3))}"
-            )
-        new = torch.arange(self.tokens_seen, self.tokens_seen + key.size(2), device=key.device)
-        held = self.held_positions.to(key.device)  # (S,)
-        self.positions = self.held_positions = torch.cat([held, new])  # (S + L,)
-        self.tokens_seen += key.size(2)
-        # --8<-- [start:append]
-        if self.key is None or self.value is None:  # the first tokens
-            self.key, self.value = key, value
-        else:
-            self.key = torch.cat([self.key, key], dim=2)  # (N, H_kv, S + L, D)
-            self.value = torch.cat([self.value, value], dim=2)  # (N, H_kv, S + L, D)
-        # --8<-- [end:append]
-        key, value = self.key, self.value
-        if self.window is not None and len(self) > self.sink_tokens + self.window:
-            keep = torch.cat(  # the first sink_tokens entries and the last window
-                [torch.arange(self.sink_tokens), torch.arange(-self.window, 0) + len(self)]
-            ).to(key.device)
-            self.key, self.value = key[:, :, keep], value[:, :, keep]  # (N, H_kv, s + W, D)
-            self.held_positions = self.positions[keep]
+        key, value = self._append(key, value)
         return key, value
 
-    def visible(self, query_positions: Tensor) -> Tensor:
-        """Which of the keys the last ``update`` returned each query may see.
 
-        Key ``j`` (its position in ``cache.positions``) is visible to the query at position
-        ``t`` when ``j <= t`` (causal) and, with a ``window`` ``W``, also ``j <
-        sink_tokens`` or ``t - j < W``. Without a window this is the bottom-right-aligned
-        causal mask.
+class LatentCache(_TokenCache):
+    r"""What multi-head latent attention caches per token: its latent and its rotated key.
 
-        Args:
-            query_positions: ``(..., L)`` absolute positions, usually those of the new
-                tokens, ``cache.positions[-L:]``.
+    ``latent`` is $c^{KV}$ ``(N, 1, S, R)`` and ``rope_key`` the shared rotated key $k^R$
+    ``(N, 1, S, D_rope)``: ``R + D_rope`` numbers per token and layer, for every head. The
+    positions, ``window`` and ``sink_tokens`` work as in [`KVCache`][attention_ref.KVCache].
 
-        Returns:
-            A bool tensor ``(..., L, S)``, True where the query may attend (SDPA's
-            convention).
-        """
-        keys = self.positions.to(query_positions.device)  # (S,)
-        distance = query_positions[..., :, None] - keys  # (..., L, S): t - j
-        allowed = distance >= 0  # causal
-        if self.window is not None:
-            allowed &= (keys < self.sink_tokens) | (distance < self.window)
-        return allowed
+    Examples:
+        >>> import torch
+        >>> from attention_ref import LatentCache
+        >>> cache = LatentCache()
+        >>> latent, rope_key = cache.update(torch.ones(1, 1, 3, 8), torch.ones(1, 1, 3, 2))
+        >>> len(cache), tuple(cache.latent.shape), tuple(cache.rope_key.shape)
+        (3, (1, 1, 3, 8), (1, 1, 3, 2))
+    """
+
+    @property
+    def latent(self) -> Tensor | None:
+        """The latents held, ``(N, 1, S, R)``; None before the first update."""
+        return self._held[0] if self._held else None
+
+    @property
+    def rope_key(self) -> Tensor | None:
+        """The rotated shared keys held, ``(N, 1, S, D_rope)``; None before the first update."""
+        return self._held[1] if self._held else None
+
+    def update(self, latent: Tensor, rope_key: Tensor) -> tuple[Tensor, Tensor]:
+        """Append the new tokens' latents ``(N, 1, L, R)`` and rotated keys ``(N, 1, L, D_rope)``;
+        return the held and the new ones, ``(N, 1, S + L, ·)``, as ``KVCache.update`` does."""
+        latent, rope_key = self._append(latent, rope_key)
+        return latent, rope_key

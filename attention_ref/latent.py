@@ -17,15 +17,18 @@ Shape legend (batch-first):
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_kv_cache, check_positive_int, check_tensor
+from ._checks import check_number, check_positive_int, check_rope_and_cache, check_tensor
+from ._mods import MaskMod
 from ._precision import upcast
 from .attention import attention_weights
-from .kv_cache import KVCache
-from .multihead import _merge_heads, _split_heads, _with_causal
+from .heads import head_positions, merge_heads, split_heads
+from .kv_cache import LatentCache
+from .mask_pipeline import dense, gather
 from .norms import RMSNorm
 from .positions import apply_rope
 
@@ -56,15 +59,14 @@ def _check_sizes(
         )
 
 
-def _check_number(name: str, value: object, *, positive: bool) -> float:
-    """``value`` as a float if it is a real number, > 0 (``positive``) or >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
-    if not (value > 0 if positive else value >= 0):
-        raise ValueError(
-            f"{name}: expected a {'positive' if positive else 'non-negative'} number, got {value}"
-        )
-    return float(value)
+class _Heads(NamedTuple):
+    """What one call attends with: every head's query parts, and the latent and rotary key
+    that stand for every head's keys and values."""
+
+    q_nope: Tensor  # q^C: (N, H, L, D_nope)
+    q_rope: Tensor  # RoPE(q^R): (N, H, L, D_rope)
+    latent: Tensor  # c^KV: (N, 1, S, R)
+    k_rope: Tensor  # k^R, shared by all heads: (N, 1, S, D_rope)
 
 
 class MultiHeadLatentAttention(nn.Module):
@@ -122,7 +124,7 @@ class MultiHeadLatentAttention(nn.Module):
 
     Examples:
         >>> import torch
-        >>> from attention_ref import KVCache, MultiHeadLatentAttention
+        >>> from attention_ref import LatentCache, MultiHeadLatentAttention
         >>> _ = torch.manual_seed(0)
         >>> mla = MultiHeadLatentAttention(
         ...     16, 4, kv_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=4
@@ -133,11 +135,11 @@ class MultiHeadLatentAttention(nn.Module):
         torch.Size([1, 5, 16])
         >>> torch.allclose(mla(x, is_causal=True, absorb=True), out, atol=1e-6)  # absorbed
         True
-        >>> cache = KVCache()
+        >>> cache = LatentCache()
         >>> steps = [mla(x[:, t : t + 1], kv_cache=cache, absorb=True) for t in range(5)]
         >>> torch.allclose(torch.cat(steps, dim=1), out, atol=1e-6)  # decoding, token by token
         True
-        >>> tuple(cache.key.shape), tuple(cache.value.shape)  # per token: R + D_rope numbers
+        >>> tuple(cache.latent.shape), tuple(cache.rope_key.shape)  # per token: R + D_rope
         ((1, 1, 5, 8), (1, 1, 5, 2))
     """
 
@@ -165,15 +167,15 @@ class MultiHeadLatentAttention(nn.Module):
         self.d_model, self.num_heads, self.q_lora_rank = d_model, num_heads, q_lora_rank
         self.kv_lora_rank, self.v_head_dim = kv_lora_rank, v_head_dim
         self.qk_nope_head_dim, self.qk_rope_head_dim = qk_nope_head_dim, qk_rope_head_dim
-        self.rope_base = _check_number("rope_base", rope_base, positive=True)
+        self.rope_base = check_number("rope_base", rope_base, positive=True)
         self.rope_interleaved = rope_interleaved
         qk_head_dim = qk_nope_head_dim + qk_rope_head_dim  # each head's query and key width
         self.scale = (
             1.0 / math.sqrt(qk_head_dim)
             if scale is None
-            else _check_number("scale", scale, positive=True)
+            else check_number("scale", scale, positive=True)
         )
-        eps = _check_number("eps", eps, positive=False)
+        eps = check_number("eps", eps, positive=False)
         factory = {"device": device, "dtype": dtype}
         # --8<-- [start:projections]
         if q_lora_rank is None:  # queries: one full-rank map, all H heads side by side
@@ -201,7 +203,8 @@ class MultiHeadLatentAttention(nn.Module):
         positions: Tensor | None = None,
         attn_mask: Tensor | None = None,
         is_causal: bool = False,
-        kv_cache: KVCache | None = None,
+        mask_mod: MaskMod | None = None,
+        kv_cache: LatentCache | None = None,
         absorb: bool = False,
     ) -> Tensor:
         """Self-attention over ``x``, in the expanded or the absorbed form.
@@ -209,18 +212,16 @@ class MultiHeadLatentAttention(nn.Module):
         Args:
             x: ``(N, L, E)``.
             positions: The tokens' positions for RoPE, ``(L,)`` or ``(N, L)``; default
-                ``arange(L)``, or continuing the cache: ``kv_cache.tokens_seen + arange(L)``.
+                ``kv_cache.tokens_seen + arange(L)``.
             attn_mask: Broadcastable to ``(N, H, L, S)``, e.g. a padding mask
                 ``(N, 1, 1, S)``. Boolean True = may attend; floating = added to the
                 scores. With a cache it covers every key, cached and new.
-            is_causal: Causal mask. Without a cache it is top-left-aligned, as in PyTorch;
-                with ``kv_cache``, bottom-right: new query ``i`` sees every cached key and
-                the new keys ``0..i``. Given with ``attn_mask``, both apply.
-            kv_cache: The earlier tokens' normalized latents ``(N, 1, S, R)`` as its keys
-                and rotated shared keys ``(N, 1, S, D_rope)`` as its values; the new
-                tokens' are appended and the queries attend to the held and the new ones. A
-                rolling cache (``KVCache(window=...)``) also applies its ``visible`` mask,
-                causal and windowed, whatever ``is_causal`` says.
+            is_causal: Causal mask over positions, as in
+                [`MultiHeadAttention`][attention_ref.MultiHeadAttention]; all masks apply.
+            mask_mod: A rule of positions (``attention_ref.mask_mods``), ANDed with the rest.
+            kv_cache: A [`LatentCache`][attention_ref.LatentCache] of the earlier tokens'
+                normalized latents and rotated shared keys; the new tokens' are appended. A
+                rolling cache adds its own rule, whatever ``is_causal`` says.
             absorb: Fold ``kv_b_proj``'s key half into the query and its value half into
                 the output, so attention runs over the latent and per-head keys and values
                 are never formed (DeepSeek-V2 §2.1.2). The same result either way.
@@ -229,49 +230,33 @@ class MultiHeadLatentAttention(nn.Module):
             ``(N, L, E)``.
 
         Raises:
-            TypeError: If ``x`` is not a floating tensor or ``kv_cache`` not a ``KVCache``.
+            TypeError: If ``x`` is not a floating tensor or ``kv_cache`` not a ``LatentCache``.
             ValueError: If ``x`` is not ``(N, L, E)``, the cache holds another N or other
                 widths, or ``positions`` do not continue the cache.
         """
-        self._check_input(x, kv_cache)
-        start = check_kv_cache(kv_cache, positions, x, None, 1, self.rope_base)  # first new
-        if positions is None:  # continue the cache, if any
-            positions = torch.arange(start, start + x.size(1), device=x.device)  # (L,)
-        elif isinstance(positions, Tensor) and positions.dim() == 2:
-            positions = positions[:, None, :]  # (N, 1, L): the same for every head
-        q_nope, q_rope = self._queries(x, positions)  # (N, H, L, D_nope), (N, H, L, D_rope)
-        latent, k_rope = self._latent(x, positions)  # (N, 1, L, R), (N, 1, L, D_rope)
-        # --8<-- [start:cache]
-        if kv_cache is not None:  # cache the latent and the rotated shared key: R + D_rope
-            latent, k_rope = kv_cache.update(latent, k_rope)  # (N, 1, S, R), (N, 1, S, D_rope)
-        # causal with a cache: bottom-right, new query i sees the cache and new keys 0..i
-        attn_mask, is_causal = _with_causal(attn_mask, is_causal, q_nope, latent, kv_cache)
-        # --8<-- [end:cache]
-        attend = self._attend_absorbed if absorb else self._attend_expanded
-        heads = attend(q_nope, q_rope, latent, k_rope, attn_mask, is_causal)  # (N, H, L, D_v)
-        # float16/bfloat16: attention in float32, then back to the input dtype
-        return self.o_proj(_merge_heads(heads.to(x.dtype)))  # (N, L, E): concatenate, then W^O
-
-    def _check_input(self, x: Tensor, kv_cache: KVCache | None) -> None:
-        """``x`` is ``(N, L, E)``; a non-empty cache holds this module's widths."""
         check_tensor("x", x)
         if x.dim() != 3 or x.size(-1) != self.d_model:
             raise ValueError(
                 f"x: expected a batch-first tensor (N, L, {self.d_model}), got shape "
                 f"{tuple(x.shape)}"
             )
-        if (
-            isinstance(kv_cache, KVCache)
-            and kv_cache.key is not None
-            and kv_cache.value is not None
-        ):
-            widths = (kv_cache.key.size(-1), kv_cache.value.size(-1))
-            if widths != (self.kv_lora_rank, self.qk_rope_head_dim):
-                raise ValueError(
-                    "kv_cache: expected latents of width kv_lora_rank="
-                    f"{self.kv_lora_rank} and rotary keys of width qk_rope_head_dim="
-                    f"{self.qk_rope_head_dim}, got widths {widths}"
-                )
+        check_rope_and_cache(x, None, positions, self.rope_base, kv_cache, LatentCache)
+        start = 0 if kv_cache is None else kv_cache.check(x, positions, 1)  # the first new
+        at = head_positions(positions, start, x.size(1), x.device)  # (L,) or (N, 1, L)
+        q_nope, q_rope = self._queries(x, at)  # (N, H, L, D_nope), (N, H, L, D_rope)
+        latent, k_rope = self._latent(x, at)  # (N, 1, L, R), (N, 1, L, D_rope)
+        # --8<-- [start:cache]
+        if kv_cache is not None:  # cache the latent and the rotated shared key: R + D_rope
+            latent, k_rope = kv_cache.update(latent, k_rope)  # (N, 1, S, R), (N, 1, S, D_rope)
+        # every mask as one: queries at start + i, keys at their positions (kv_cache.positions)
+        shape = (x.size(0), self.num_heads, x.size(1), latent.size(2))
+        masks = gather(shape, attn_mask, is_causal, mask_mod, kv_cache, start)
+        attn_mask, is_causal = dense(masks, x.device)
+        # --8<-- [end:cache]
+        attend = self._attend_absorbed if absorb else self._attend_expanded
+        heads = attend(_Heads(q_nope, q_rope, latent, k_rope), attn_mask, is_causal)
+        # float16/bfloat16: attention in float32, then back to the input dtype
+        return self.o_proj(merge_heads(heads.to(x.dtype)))  # (N, L, E): concatenate, then W^O
 
     def _rope(self, x: Tensor, positions: Tensor) -> Tensor:
         return apply_rope(x, positions, base=self.rope_base, interleaved=self.rope_interleaved)
@@ -282,7 +267,7 @@ class MultiHeadLatentAttention(nn.Module):
             q = self.q_proj(x)  # (N, L, H * (D_nope + D_rope))
         else:  # compress, normalize, expand
             q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x)))
-        q = _split_heads(q, self.num_heads)  # (N, H, L, D_nope + D_rope)
+        q = split_heads(q, self.num_heads)  # (N, H, L, D_nope + D_rope)
         q_nope, q_rope = q.split([self.qk_nope_head_dim, self.qk_rope_head_dim], dim=-1)
         return q_nope, self._rope(q_rope, positions)  # (N, H, L, D_nope), (N, H, L, D_rope)
 
@@ -294,18 +279,11 @@ class MultiHeadLatentAttention(nn.Module):
         latent = self.kv_a_layernorm(latent)[:, None]  # (N, 1, L, R): c^KV, one for all heads
         return latent, self._rope(k_rope[:, None], positions)  # k^R: (N, 1, L, D_rope)
 
-    def _attend_expanded(
-        self,
-        q_nope: Tensor,
-        q_rope: Tensor,
-        latent: Tensor,
-        k_rope: Tensor,
-        attn_mask: Tensor | None,
-        is_causal: bool,
-    ) -> Tensor:
+    def _attend_expanded(self, x: _Heads, attn_mask: Tensor | None, is_causal: bool) -> Tensor:
         """The paper's form: every head's key and value from the latent, then attention."""
+        q_nope, q_rope, latent, k_rope = x
         # --8<-- [start:expanded]
-        kv = _split_heads(self.kv_b_proj(latent[:, 0]), self.num_heads)  # (N, H, S, D_nope + D_v)
+        kv = split_heads(self.kv_b_proj(latent[:, 0]), self.num_heads)  # (N, H, S, D_nope + D_v)
         k_nope, v = kv.split([self.qk_nope_head_dim, self.v_head_dim], dim=-1)  # k^C, v^C
         k_rope = k_rope.expand(-1, self.num_heads, -1, -1)  # (N, H, S, D_rope): shared by all
         q = torch.cat([q_nope, q_rope], dim=-1)  # (N, H, L, D_nope + D_rope)
@@ -315,19 +293,11 @@ class MultiHeadLatentAttention(nn.Module):
         return weights @ v  # (N, H, L, D_v)
         # --8<-- [end:expanded]
 
-    def _attend_absorbed(
-        self,
-        q_nope: Tensor,
-        q_rope: Tensor,
-        latent: Tensor,
-        k_rope: Tensor,
-        attn_mask: Tensor | None,
-        is_causal: bool,
-    ) -> Tensor:
+    def _attend_absorbed(self, x: _Heads, attn_mask: Tensor | None, is_causal: bool) -> Tensor:
         """Weight absorption: q^C·k^C = (W^UK^T q^C)·c^KV, and W^UV applied after the sum."""
         # --8<-- [start:absorbed]
         w_uk, w_uv = self._up_projections()  # (H, D_nope, R), (H, D_v, R)
-        q_nope, q_rope, latent, k_rope = map(upcast, (q_nope, q_rope, latent, k_rope))  # float32
+        q_nope, q_rope, latent, k_rope = map(upcast, x)  # float16/bfloat16: in float32
         q_latent = q_nope @ w_uk  # (N, H, L, R): W^UK folded into the query
         q = torch.cat([q_latent, q_rope], dim=-1)  # (N, H, L, R + D_rope)
         k = torch.cat([latent, k_rope], dim=-1)  # (N, 1, S, R + D_rope): one key for all heads

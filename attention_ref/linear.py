@@ -27,7 +27,7 @@ from torch import Tensor
 
 from ._checks import check_positive_int, check_qkv
 from ._precision import upcast
-from .chunked import _batch_shape
+from .heads import batch_shape
 
 __all__ = ["elu_feature_map", "linear_attention", "linear_attention_weights"]
 
@@ -140,7 +140,7 @@ def linear_attention(
     """
     check_qkv(query, key, value)
     chunk_size = check_positive_int("chunk_size", chunk_size)
-    batch = _batch_shape(query, key, value)
+    batch = batch_shape(query, key, value)
     dtype = query.dtype  # float16/bfloat16: sums in float32, returned in the input dtype
     query, key, value = upcast(query), upcast(key), upcast(value)
     phi_q, phi_k = elu_feature_map(query), elu_feature_map(key)  # (..., L, D), (..., S, D)

@@ -26,7 +26,7 @@ from torch import Tensor
 
 from ._checks import check_positive_int, check_qkv
 from .attention import scaled_dot_product_attention
-from .chunked import _batch_shape
+from .heads import batch_shape
 
 __all__ = ["sliding_window_attention"]
 
@@ -87,7 +87,7 @@ def sliding_window_attention(
     check_qkv(query, key, value)
     window = check_positive_int("window", window)
     block_size = check_positive_int("block_size", block_size)
-    batch = _batch_shape(query, key, value)
+    batch = batch_shape(query, key, value)
     L, S, Dv = query.size(-2), key.size(-2), value.size(-1)
     reach_back, reach_ahead = window - 1, 0 if is_causal else window - 1
 

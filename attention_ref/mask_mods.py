@@ -26,11 +26,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from ._checks import check_block_size, check_positive_int
-from ._mods import MaskMod, check_callable, mask_values
+from ._mods import MaskMod, check_callable, mask_values, walk_tiles
 from .flex import alibi, flex_reference, relative_bias, softcap
 
 __all__ = [
@@ -86,21 +85,24 @@ def causal() -> MaskMod:
     return mask_mod
 
 
-def sliding_window(window: int) -> MaskMod:
+def sliding_window(window: int, sink_tokens: int = 0) -> MaskMod:
     """Causal local attention: query ``q`` sees key ``kv`` when ``0 <= q - kv < window``.
 
     The same rule as [`sliding_window_mask`][attention_ref.sliding_window_mask]: the query
-    itself and the ``window - 1`` keys before it.
+    itself and the ``window - 1`` keys before it, and with ``sink_tokens`` also the first
+    ``sink_tokens`` keys (StreamingLLM's attention sinks; what a rolling ``KVCache`` keeps).
+    The package's one sliding-window rule: the rolling cache and the modules use it too.
 
     Args:
-        window: How many keys a query sees at most; at least 1.
+        window: How many keys a query sees at most, besides the sink tokens; at least 1.
+        sink_tokens: How many first keys every later query sees as well; at least 0.
 
     Returns:
         A ``mask_mod(b, h, q_idx, kv_idx)``.
 
     Raises:
-        TypeError: If ``window`` is not an int.
-        ValueError: If ``window`` is below 1.
+        TypeError: If ``window`` or ``sink_tokens`` is not an int.
+        ValueError: If ``window`` is below 1 or ``sink_tokens`` below 0.
 
     Examples:
         >>> from attention_ref.mask_mods import create_mask, sliding_window
@@ -109,12 +111,18 @@ def sliding_window(window: int) -> MaskMod:
                 [1, 1, 0, 0],
                 [0, 1, 1, 0],
                 [0, 0, 1, 1]], dtype=torch.int32)
+        >>> create_mask(sliding_window(2, sink_tokens=1), 1, 1, 4, 4)[0, 0].int()
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [1, 1, 1, 0],
+                [1, 0, 1, 1]], dtype=torch.int32)
     """
     window = check_positive_int("window", window, "length")
+    sink_tokens = check_positive_int("sink_tokens", sink_tokens, "count", minimum=0)
 
     def mask_mod(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
         distance = q_idx - kv_idx  # how far back the key is
-        return (distance >= 0) & (distance < window)
+        return (distance >= 0) & ((distance < window) | (kv_idx < sink_tokens))
 
     return mask_mod
 
@@ -472,8 +480,11 @@ def block_sparsity(
 ) -> float:
     """The percentage of ``(block_size × block_size)`` tiles that the mask leaves empty.
 
-    The scores are cut into ``ceil(L / b)`` by ``ceil(S / b)`` tiles per batch and head (the
-    last ones partial); a tile where the rule allows nothing need not be computed at all.
+    The scores are cut into ``ceil(L / b)`` by ``ceil(S / b)`` tiles per batch element and head
+    (the last ones partial); a tile where the rule allows nothing need not be computed at all.
+    Tiles are counted per (b, h), as PyTorch does; ``attention_ref.tile_plan.plan_tiles``
+    walks the same tiles but skips one only where it is empty for every (b, h), since
+    ``chunked_attention`` computes all heads of a tile together.
     This is what ``BlockMask.sparsity()`` of PyTorch's ``create_block_mask`` reports when
     ``L`` and ``S`` are multiples of the block size. Otherwise PyTorch divides the area of
     whole tiles by ``N·H·L·S`` and can report a negative percentage.
@@ -501,14 +512,10 @@ def block_sparsity(
         0.0
     """
     check_callable("mask_mod", mask_mod)
-    N, H, L, S = _check_sizes(N, H, L, S)
-    b_q, b_k = check_block_size(block_size)
-    cols = -(-S // b_k)  # tiles per row of tiles, the last one partial
-    computed = 0  # tiles with at least one allowed score
-    for start in range(0, L, b_q):  # one row of tiles at a time: (N, H, b_q, S) in memory
-        rows = create_mask(mask_mod, N, H, min(b_q, L - start), S, q_offset=start)
-        padded = F.pad(rows, (0, cols * b_k - S))  # (N, H, <= b_q, cols · b_k), False after S
-        tiles = padded.view(*rows.shape[:3], cols, b_k).any(dim=4).any(dim=2)  # (N, H, cols)
-        computed += int(tiles.sum())
-    total = N * H * -(-L // b_q) * cols
+    shape = _check_sizes(N, H, L, S)
+    block = check_block_size(block_size)
+    computed = 0  # tiles, per batch element and head, with at least one allowed score
+    for _, some, _ in walk_tiles(mask_mod, shape, block):  # the walk the tile planner makes
+        computed += int(some.expand(N, H, -1).sum())
+    total = N * H * -(-L // block[0]) * -(-S // block[1])
     return 100.0 * (1.0 - computed / total)

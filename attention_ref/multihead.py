@@ -21,68 +21,18 @@ from ._checks import (
     check_attention_inputs,
     check_dropout,
     check_heads,
-    check_kv_cache,
-    check_mask,
+    check_rope_and_cache,
 )
+from ._mods import MaskMod
 from ._precision import upcast
 from .attention import attention_weights
+from .heads import head_positions, merge_heads, split_heads
 from .interop import attention_from_torch, attention_to_torch
 from .kv_cache import KVCache
-from .masks import causal_mask
+from .mask_pipeline import Masks, call_kernel, dense, gather
 from .positions import apply_rope
 
 __all__ = ["MultiHeadAttention"]
-
-
-def _split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """(N, L, H * D) -> (N, H, L, D): each head gets its own slice of the features."""
-    n, length, width = x.shape
-    return x.view(n, length, num_heads, width // num_heads).transpose(1, 2)  # (N, H, L, D)
-
-
-def _merge_heads(x: Tensor) -> Tensor:
-    """(N, H, L, D) -> (N, L, H * D): concatenate the heads again."""
-    n, heads, length, head_dim = x.shape
-    return x.transpose(1, 2).reshape(n, length, heads * head_dim)  # (N, L, E)
-
-
-def _with_causal(
-    attn_mask: Tensor | None, is_causal: bool, q: Tensor, k: Tensor, kv_cache: KVCache | None
-) -> tuple[Tensor | None, bool]:
-    """The caller's mask AND the causal one, as one ``attn_mask`` ``(N, H, L, S)``-broadcastable.
-
-    Without a mask or a cache, ``is_causal`` stays as it is (kernels have a fast path for
-    it). Otherwise the causal triangle (aligned to the bottom-right corner with a cache;
-    a rolling cache's own ``visible`` mask, causal and windowed, always) is combined with
-    ``attn_mask``: AND for a boolean mask, -inf where it hides for a floating one.
-    """
-    rolling = kv_cache is not None and kv_cache.window is not None
-    if not rolling and (not is_causal or (attn_mask is None and kv_cache is None)):
-        return attn_mask, is_causal
-    L, S = q.size(-2), k.size(-2)
-    if kv_cache is not None and rolling:  # the keys it keeps, and the window
-        allowed = kv_cache.visible(kv_cache.positions[-L:])  # (L, S)
-    else:
-        align = "top_left" if kv_cache is None else "bottom_right"
-        allowed = causal_mask(L, S, align=align, device=q.device)  # (L, S)
-    if attn_mask is None:
-        return allowed, False
-    check_mask(attn_mask, torch.Size((q.size(0), q.size(1), L, S)))
-    if attn_mask.dtype == torch.bool:
-        return attn_mask & allowed, False  # (N, H, L, S) or broadcastable
-    return torch.where(allowed, attn_mask, float("-inf")), False  # added to the scores
-
-
-def _rope(
-    q: Tensor, k: Tensor, positions: Tensor | None, start: int, base: float, interleaved: bool
-) -> tuple[Tensor, Tensor]:
-    """``apply_rope`` on the query and key heads, at ``start + arange(L)`` by default."""
-    if positions is None:  # continue the cache, if any
-        positions = torch.arange(start, start + q.size(2), device=q.device)
-    elif positions.dim() == 2:
-        positions = positions[:, None, :]  # (N, 1, L): the same for every head
-    q = apply_rope(q, positions, base=base, interleaved=interleaved)  # (N, H, L, D)
-    return q, apply_rope(k, positions, base=base, interleaved=interleaved)  # (N, H_kv, S, D)
 
 
 class MultiHeadAttention(nn.Module):
@@ -107,25 +57,19 @@ class MultiHeadAttention(nn.Module):
         vdim: Width of ``value`` if it differs from ``embed_dim``.
         num_kv_heads: H_kv key/value heads (grouped-query attention); must divide
             ``num_heads``. ``None`` means ``num_heads``; 1 is multi-query.
-        rope_base: If set, rotate each head's queries and keys with
-            [`apply_rope`][attention_ref.apply_rope] and this ``base`` (10000 in Llama 2):
-            rotary positions. Self-attention only.
+        rope_base: Rotary positions ([`apply_rope`][attention_ref.apply_rope]) with this
+            base (10000 in Llama 2) on the queries and keys; self-attention only.
         rope_interleaved: RoPE's pairing: features ``2i`` and ``2i + 1`` (RoFormer, GPT-J)
             instead of ``i`` and ``i + D/2`` (Hugging Face's Llama, GPT-NeoX; the default).
         head_dim: D, each head's width; ``None`` means ``embed_dim // num_heads``. Then
             ``q_proj`` maps E to ``H * D``, ``k_proj``/``v_proj`` to ``H_kv * D``.
         scale: Multiplies the scores; ``None`` means ``1 / sqrt(head_dim)``.
-        attention_fn: Computes the heads instead of the default, with the arguments of
-            ``scaled_dot_product_attention``: ``(query, key, value, attn_mask=None,
-            is_causal=False, scale=None, enable_gqa=False)`` on ``(N, H, L, D)`` heads, e.g.
-            [`chunked_attention`][attention_ref.chunked_attention],
-            ``F.scaled_dot_product_attention`` or your kernel. Only the default returns the
-            weights (otherwise ``None``); it gets no dropout, so ``dropout`` must be 0.
-            With ``sinks=True`` it also gets ``sinks=``, so it must take that argument.
-        sinks: Learn one sink logit per head (gpt-oss): a parameter ``sinks`` of shape
-            ``(num_heads,)``, initialized to zeros, that joins every row's softmax (see
-            [`attention_weights`][attention_ref.attention_weights]) so a head can attend
-            to nothing.
+        attention_fn: The kernel of the heads, with SDPA's arguments on ``(N, H, L, D)``
+            (``chunked_attention``, ``F.scaled_dot_product_attention`` or yours); one that
+            takes ``mask_mod`` and ``q_offset`` gets the masks as a rule. No weights are
+            returned, no dropout applied; with ``sinks=True`` it gets ``sinks=``.
+        sinks: One learned sink logit per head (gpt-oss), a parameter ``(num_heads,)`` of
+            zeros that joins every row's softmax (see ``attention_weights``).
 
     Raises:
         ValueError: On sizes that do not divide (E by H without ``head_dim``, H by H_kv),
@@ -178,9 +122,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         D, H_kv = check_heads(embed_dim, num_heads, head_dim, num_kv_heads, rope_base)
         check_dropout(dropout, "dropout")
-        if attention_fn is not None and dropout > 0.0:
-            raise ValueError(f"dropout: expected 0 with attention_fn, got {dropout}")
-        check_attention_fn_sinks(attention_fn, sinks)
+        check_attention_fn_sinks(attention_fn, sinks, dropout)
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, D
         self.num_kv_heads, self.scale, self.dropout = H_kv, scale, dropout
         self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
@@ -205,82 +147,81 @@ class MultiHeadAttention(nn.Module):
         *,
         attn_mask: Tensor | None = None,
         is_causal: bool = False,
+        mask_mod: MaskMod | None = None,
         need_weights: bool = True,
         positions: Tensor | None = None,
         kv_cache: KVCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """Attend from ``query`` to ``key``/``value``.
+        """Attend from ``query`` to ``key``/``value``; every mask given applies (all must allow
+        a key), over positions (``attention_ref.mask_pipeline``), with a cache or without.
 
         Args:
             query: ``(N, L, E)``.
             key: ``(N, S, kdim)``; defaults to ``query`` (self-attention).
             value: ``(N, S, vdim)``; defaults to ``key``.
-            attn_mask: Broadcastable to ``(N, H, L, S)``, e.g. ``(L, S)`` or a padding
-                mask ``(N, 1, 1, S)``. Boolean True = may attend; floating = added. With a
-                cache it covers every key, cached and new.
-            is_causal: Causal mask. Without a cache it is top-left-aligned, as in
-                PyTorch; with ``kv_cache``, bottom-right: the new query ``i`` sees every
-                cached key and the new keys ``0..i``. Given with ``attn_mask``, both apply
-                (as torch 2.13's SDPA does): a key is seen only where both allow it.
+            attn_mask: Broadcastable to ``(N, H, L, S)``, as for
+                [`attention_weights`][attention_ref.attention_weights]; with a cache it
+                covers every key, cached and new.
+            is_causal: Causal mask over positions: query ``t`` sees keys ``0..t`` (without a
+                cache top-left-aligned, with one bottom-right).
+            mask_mod: A rule of positions, ``mask_mod(b, h, q_idx, kv_idx) -> bool``
+                (``attention_ref.mask_mods``); a kernel that takes ``mask_mod`` and
+                ``q_offset`` gets it as a rule, others as a mask.
             need_weights: Also return the attention weights (default ``attention_fn`` only).
             positions: With ``rope_base``: the query positions, ``(L,)`` or ``(N, L)``,
-                default ``arange(L)``, or ``kv_cache.tokens_seen + arange(L)`` with a
-                cache; the keys, the same tokens, get the same positions.
-            kv_cache: Self-attention only: the keys and values of the earlier tokens. The
-                new ones (after rotary positions) are appended to it, and the queries
-                attend to the held and the new keys, ``S = len(kv_cache) + L``. A rolling
-                cache (``KVCache(window=...)``) also applies its ``visible`` mask, causal
-                and windowed, whatever ``is_causal`` says.
+                default ``kv_cache.tokens_seen + arange(L)``; the keys get the same.
+            kv_cache: Self-attention only: the earlier tokens' keys and values; the new ones
+                (after rotary positions) are appended, and the queries attend to all. A
+                rolling cache adds its own rule (``KVCache.rule()``), whatever ``is_causal``.
 
         Returns:
             ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
             (after dropout, as PyTorch returns them), or ``None``.
 
         Raises:
-            ValueError: On mismatched shapes, a cache with a separate ``key``, another N
-                or H_kv, or ``positions`` other than ``kv_cache.tokens_seen + arange(L)``.
+            ValueError: On mismatched shapes, a cache with a separate ``key`` or another N or
+                H_kv, ``positions`` other than ``kv_cache.tokens_seen + arange(L)``.
         """
         key = query if key is None else key
         value = key if value is None else value  # (N, S, vdim)
         check_attention_inputs(query, key, value, (self.embed_dim, self.kdim, self.vdim))
-        start = check_kv_cache(  # kv_cache.tokens_seen, the position of the first new token
-            kv_cache, positions, query, key, self.num_kv_heads, self.rope_base
-        )
+        check_rope_and_cache(query, key, positions, self.rope_base, kv_cache, KVCache)
+        start = 0 if kv_cache is None else kv_cache.check(query, positions, self.num_kv_heads)
         # --8<-- [start:project]
-        q = _split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
-        k = _split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
-        v = _split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
+        q = split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
+        k = split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
+        v = split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
         # --8<-- [end:project]
         if self.rope_base is not None:  # rotary positions: rotate the queries and keys
-            q, k = _rope(q, k, positions, start, self.rope_base, self.rope_interleaved)
+            at = head_positions(positions, start, q.size(2), q.device)  # (L,) or (N, 1, L)
+            rope = {"base": self.rope_base, "interleaved": self.rope_interleaved}
+            q, k = apply_rope(q, at, **rope), apply_rope(k, at, **rope)  # (N, H or H_kv, ., D)
         # --8<-- [start:cache]
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
-        # causal with a cache: bottom-right, new query i sees the cache and new keys 0..i
-        # (a rolling cache, KVCache(window=...), adds its window and sink tokens)
-        attn_mask, is_causal = _with_causal(attn_mask, is_causal, q, k, kv_cache)
+        # every mask as one: queries at start + i, keys at their positions (kv_cache.positions)
+        shape = (q.size(0), self.num_heads, q.size(2), k.size(2))
+        masks = gather(shape, attn_mask, is_causal, mask_mod, kv_cache, start)
         # --8<-- [end:cache]
         # --8<-- [start:attend]
-        heads, weights = self._attend(q, k, v, attn_mask, is_causal)  # (N, H, L, D)
-        out = self.out_proj(_merge_heads(heads))  # (N, L, E): concatenate, then W^O
+        heads, weights = self._attend(q, k, v, masks)  # (N, H, L, D)
+        out = self.out_proj(merge_heads(heads))  # (N, L, E): concatenate, then W^O
         # --8<-- [end:attend]
         return out, weights if need_weights else None
 
     def _attend(
-        self, q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, is_causal: bool
+        self, q: Tensor, k: Tensor, v: Tensor, masks: Masks
     ) -> tuple[Tensor, Tensor | None]:
         """Every head's output ``(N, H, L, D)``, and its weights ``(N, H, L, S)`` by default."""
         gqa = self.num_kv_heads != self.num_heads  # each key/value head serves H / H_kv
         if self.attention_fn is not None:  # a kernel: the output only
-            kwargs = {"attn_mask": attn_mask, "is_causal": is_causal, "scale": self.scale}
-            if self.sinks is not None:
-                kwargs["sinks"] = self.sinks
-            return self.attention_fn(q, k, v, **kwargs, enable_gqa=gqa), None
+            kwargs = {"scale": self.scale, "enable_gqa": gqa}
+            kwargs |= {} if self.sinks is None else {"sinks": self.sinks}
+            return call_kernel(self.attention_fn, q, k, v, masks, **kwargs), None
         dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
         q, k, v = upcast(q), upcast(k), upcast(v)
-        weights = attention_weights(  # (N, H, L, S)
-            q, k, attn_mask, is_causal, self.scale, gqa, sinks=self.sinks
-        )
+        attn_mask, is_causal = dense(masks, q.device)
+        weights = attention_weights(q, k, attn_mask, is_causal, self.scale, gqa, sinks=self.sinks)
         if self.training and self.dropout > 0.0:
             weights = F.dropout(weights, p=self.dropout)
         v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # (N, H, S, D)
@@ -288,44 +229,9 @@ class MultiHeadAttention(nn.Module):
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
-        """Copy a ``torch.nn.MultiheadAttention`` (not ``add_bias_kv``, ``add_zero_attn``).
-
-        The same output for the same batch-first inputs; invert boolean masks (``~mask``):
-        in PyTorch's ``attn_mask`` and ``key_padding_mask`` True means *masked*.
-
-        Examples:
-            >>> import torch
-            >>> from attention_ref import MultiHeadAttention
-            >>> _ = torch.manual_seed(0)
-            >>> theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True)
-            >>> ours = MultiHeadAttention.from_torch(theirs)
-            >>> x = torch.randn(2, 5, 8)
-            >>> torch.allclose(ours(x)[0], theirs(x, x, x)[0], atol=1e-6)
-            True
-        """
+        """Copy a ``torch.nn.MultiheadAttention``: ``interop.attention_from_torch``."""
         return attention_from_torch(cls, module)
 
     def to_torch(self) -> nn.MultiheadAttention:
-        """A batch-first ``torch.nn.MultiheadAttention`` with these weights (``from_torch``'s
-        inverse); invert boolean masks for it (``~mask``: True means *masked* there).
-
-        Raises:
-            ValueError: Naming the option ``nn.MultiheadAttention`` cannot express:
-                ``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``, ``attention_fn``
-                or ``sinks``.
-
-        Examples:
-            >>> import torch
-            >>> from attention_ref import MultiHeadAttention
-            >>> _ = torch.manual_seed(0)
-            >>> ours = MultiHeadAttention(8, 2)
-            >>> x, mask = torch.randn(2, 5, 8), torch.ones(5, 5, dtype=torch.bool).tril()
-            >>> out, _ = ours.to_torch()(x, x, x, attn_mask=~mask)  # True = masked there
-            >>> torch.allclose(out, ours(x, attn_mask=mask)[0], atol=1e-6)
-            True
-            >>> MultiHeadAttention(8, 2, num_kv_heads=1).to_torch()
-            Traceback (most recent call last):
-            ...
-            ValueError: num_kv_heads: expected 2 for nn.MultiheadAttention, got 1
-        """
+        """These weights in a ``torch.nn.MultiheadAttention``: ``interop.attention_to_torch``."""
         return attention_to_torch(self)

@@ -14,8 +14,8 @@ Three ways of giving it positions, each a function here:
 
 Learned positions are an ``nn.Embedding`` with one row per position and need no code here.
 
-Shape legend (batch-first): N batch, H heads, L query length, S key length, D the features
-rotated by RoPE (the head width in attention).
+Shape legend (batch-first): N batch, H heads, L query length, S key length, D one head's
+width (the features RoPE rotates).
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def apply_rope(
     return y.to(dtype)
 
 
-def _alibi_slopes(num_heads: int) -> list[float]:
+def alibi_slopes(num_heads: int) -> list[float]:
     """Press et al.'s slopes: 2^(-8/H), 2^(-16/H), ..., 2^(-8) for a power of two H."""
 
     def geometric(n: int) -> list[float]:
@@ -238,7 +238,7 @@ def alibi_bias(
     num_heads = check_positive_int("num_heads", num_heads, "number of heads")
     q_len = check_positive_int("q_len", q_len, "length")
     k_len = q_len if k_len is None else check_positive_int("k_len", k_len, "length")
-    slopes = torch.tensor(_alibi_slopes(num_heads), device=device)  # (H,)
+    slopes = torch.tensor(alibi_slopes(num_heads), device=device)  # (H,)
     i = torch.arange(q_len, device=device)[:, None]  # (L, 1)
     j = torch.arange(k_len, device=device)  # (S,)
     distance = j - i - (k_len - q_len)  # (L, S): 0 on the diagonal, negative before it

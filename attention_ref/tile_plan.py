@@ -14,6 +14,15 @@ what the skipped tiles save. So build the plan once and pass it to every call wi
 mask and sizes (every layer of a model), as FlexAttention users build one ``BlockMask``:
 ``chunked_attention(q, k, v, mask_mod=plan_tiles(...))``.
 
+Every mask of ``chunked_attention`` becomes one plan, with the same two parts: ``tiles``, each
+row of query tiles with the blocks of keys it visits, and ``keep(rows, cols)``, what one tile
+keeps (``None``: all of it). ``plan_tiles`` plans a rule by evaluating it, ``plan_causal`` the
+causal triangle by arithmetic, ``DensePlan`` a boolean tensor (every tile, sliced), and
+``AndPlan`` both a rule's plan and a tensor: the tile loop never asks which kind it has.
+
+Queries stand at positions ``q_offset + i`` (``L`` new queries after ``q_offset`` cached keys),
+as in ``attention_ref.mask_mods.create_mask``.
+
 Shape legend: N batch, H (query) heads, L query length, S key length, b_q and b_k the tile's
 query and key sizes, B = N·H.
 """
@@ -21,40 +30,44 @@ query and key sizes, B = N·H.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from ._checks import check_block_size, check_positive_int
-from ._mods import MaskMod, call, check_callable
+from ._mods import MaskMod, allowed_on, check_callable, indices, walk_tiles
+from .mask_mods import causal
 
-__all__ = ["TilePlan", "plan_tiles"]
+__all__ = [
+    "AndPlan",
+    "DensePlan",
+    "Plan",
+    "TilePlan",
+    "every_tile",
+    "mask_block",
+    "plan_causal",
+    "plan_tiles",
+]
 
-_EVALUATED_AT_ONCE = 2**20  # indices per call of mask_mod while planning: 8 MiB of int64
+Tiles = tuple[tuple[slice, tuple[slice, ...]], ...]  # per row of tiles: its blocks of keys
 
 
-def _tile_mask(
-    mask_mod: MaskMod, N: int, H: int, rows: slice, cols: slice, device: torch.device | None
-) -> Tensor:
-    """``mask_mod`` on one tile's indices: a bool tensor of 4 dimensions that broadcasts to
-    (N, H, b_q, b_k), where each dimension is 1 or full."""
-    b = torch.arange(N, device=device).view(N, 1, 1, 1)  # (N, 1, 1, 1)
-    h = torch.arange(H, device=device).view(1, H, 1, 1)  # (1, H, 1, 1)
-    q_idx = torch.arange(rows.start, rows.stop, device=device).view(1, 1, -1, 1)  # (1, 1, b_q, 1)
-    kv_idx = torch.arange(cols.start, cols.stop, device=device).view(1, 1, 1, -1)  # (1,1,1,b_k)
-    allowed = call("mask_mod", mask_mod, b, h, q_idx, kv_idx)
-    if allowed.dtype != torch.bool:
-        raise TypeError(
-            f"mask_mod: expected a function that returns a bool tensor, got dtype {allowed.dtype}"
-        )
-    return allowed.view((1,) * (4 - allowed.dim()) + allowed.shape)  # 4-D, dims 1 or full
+class Plan(Protocol):
+    """What ``chunked_attention``'s tile loop asks of a mask: which tiles, and what each keeps."""
+
+    @property
+    def tiles(self) -> Tiles: ...
+
+    def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
+        """Broadcastable to (B, b_q, b_k), True = may attend; None where all of it is kept."""
+        ...
 
 
 @dataclass(frozen=True, eq=False)
 class TilePlan:
     """The tiles a mask leaves non-empty, those of them it masks partly, and how many it
-    leaves empty. Made by ``plan_tiles``.
+    leaves empty. Made by ``plan_tiles`` (or ``plan_causal``).
 
     Attributes:
         mask_mod: The mask function.
@@ -63,14 +76,16 @@ class TilePlan:
         tiles: For each tile of query rows, its non-empty blocks of key columns (slices).
         partial: ``(row start, column start)`` of the non-empty tiles the mask covers partly.
         skipped: The number of tiles left empty, never computed.
+        q_offset: The position of the first query.
     """
 
     mask_mod: MaskMod
     shape: tuple[int, int, int, int]
     block_size: tuple[int, int]
-    tiles: tuple[tuple[slice, tuple[slice, ...]], ...]
+    tiles: Tiles
     partial: frozenset[tuple[int, int]]
     skipped: int
+    q_offset: int = 0
 
     @property
     def total(self) -> int:
@@ -84,11 +99,76 @@ class TilePlan:
         if (rows.start, cols.start) not in self.partial:
             return None
         N, H = self.shape[:2]
-        allowed = _tile_mask(self.mask_mod, N, H, rows, cols, device)  # (N or 1, H or 1, ., .)
+        grid = indices((N, H), self.q_offset, device, rows, cols)
+        allowed = allowed_on(self.mask_mod, grid)  # (N or 1, H or 1, b_q or 1, b_k or 1)
         if allowed.shape[:2] == (1, 1):
             return allowed[0]  # (1, b_q or 1, b_k or 1)
         allowed = allowed.expand(N, H, *allowed.shape[2:])
         return allowed.reshape(N * H, *allowed.shape[2:])  # (B, b_q or 1, b_k or 1)
+
+
+@dataclass(frozen=True, eq=False)
+class DensePlan:
+    """Every tile, each masked by its slice of a boolean tensor (or not at all: ``mask`` None).
+
+    Attributes:
+        mask: Broadcastable to ``(*batch, L, S)``, True = may attend; or None.
+        batch: The batch dimensions that are flattened into B.
+        tiles: Every tile of query rows with every block of keys.
+    """
+
+    mask: Tensor | None
+    batch: torch.Size
+    tiles: Tiles
+
+    def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
+        """The mask's block for one tile: (B or 1, b_q, b_k), only it expanded."""
+        return None if self.mask is None else mask_block(self.mask, self.batch, rows, cols)
+
+
+@dataclass(frozen=True, eq=False)
+class AndPlan:
+    """A rule's plan and a tensor's together: the rule's tiles, and what both keep."""
+
+    sparse: Plan
+    dense: Plan
+
+    @property
+    def tiles(self) -> Tiles:
+        return self.sparse.tiles
+
+    def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
+        kept = [p.keep(rows, cols, device) for p in (self.sparse, self.dense)]
+        present = [k for k in kept if k is not None]
+        return present[0] & present[1] if len(present) == 2 else next(iter(present), None)
+
+
+def mask_block(mask: Tensor, batch: torch.Size, rows: slice, cols: slice) -> Tensor:
+    """The part of a mask broadcastable to (*batch, L, S) that covers one tile:
+    (B or 1, b_q, b_k). Only this block is ever expanded (a view where the mask broadcasts over
+    all of ``batch``, a block-sized copy otherwise), never the mask to (..., L, S)."""
+    rows = rows if mask.size(-2) > 1 else slice(None)
+    cols = cols if mask.size(-1) > 1 else slice(None)
+    block = mask[..., rows, cols]
+    block = block.expand(*batch, *block.shape[-2:])  # (..., b_q, b_k), a view
+    return block.reshape(-1, *block.shape[-2:])  # (B or 1, b_q, b_k)
+
+
+def every_tile(L: int, S: int, block_size: tuple[int, int]) -> Tiles:
+    """Each tile of query rows with every block of keys: what a plan without a rule visits."""
+    b_q, b_k = block_size
+    blocks = tuple(slice(j, min(j + b_k, S)) for j in range(0, S, b_k))
+    return tuple((slice(i, min(i + b_q, L)), blocks) for i in range(0, L, b_q))
+
+
+def _checked(N: int, H: int, L: int, S: int, q_offset: int) -> tuple[int, ...]:
+    return (
+        check_positive_int("N", N, "size"),
+        check_positive_int("H", H, "number of heads"),
+        check_positive_int("L", L, "length"),
+        check_positive_int("S", S, "length"),
+        check_positive_int("q_offset", q_offset, "position", minimum=0),
+    )
 
 
 def plan_tiles(
@@ -99,6 +179,7 @@ def plan_tiles(
     S: int,
     block_size: int | tuple[int, int],
     *,
+    q_offset: int = 0,
     device: torch.device | str | None = None,
 ) -> TilePlan:
     """Sort the ``(b_q, b_k)`` tiles of the (L, S) scores into empty, full and partly masked.
@@ -113,6 +194,7 @@ def plan_tiles(
         L: The number of queries.
         S: The number of keys.
         block_size: ``(b_q, b_k)``, or one int for both.
+        q_offset: The position of the first query (``q_idx`` of row i is ``q_offset + i``).
         device: Where to evaluate the mask (that of the inputs).
 
     Returns:
@@ -121,7 +203,8 @@ def plan_tiles(
     Raises:
         TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, or a
             size is not an int.
-        ValueError: If a size is below 1, or the mask does not broadcast to (N, H, L, S).
+        ValueError: If a size is below 1, ``q_offset`` below 0, or the mask does not
+            broadcast to (N, H, L, S).
 
     Examples:
         >>> from attention_ref.mask_mods import causal
@@ -131,36 +214,52 @@ def plan_tiles(
         (3, 9, [(0, 0), (2, 2), (4, 4)])
     """
     check_callable("mask_mod", mask_mod)
-    shape = (
-        check_positive_int("N", N, "size"),
-        check_positive_int("H", H, "number of heads"),
-        check_positive_int("L", L, "length"),
-        check_positive_int("S", S, "length"),
-    )
-    b_q, b_k = check_block_size(block_size)
+    N, H, L, S, q_offset = _checked(N, H, L, S, q_offset)
+    block = check_block_size(block_size)
     device = None if device is None else torch.device(device)
-    # keys per call of mask_mod: whole blocks, about _EVALUATED_AT_ONCE indices in all
-    width = b_k * max(1, _EVALUATED_AT_ONCE // (min(b_q, L) * b_k))
     tiles, partial, skipped = [], set(), 0
-    for i in range(0, L, b_q):
-        rows = slice(i, min(i + b_q, L))
-        some, every = [], []  # per key: allowed for some / for every query, batch and head
-        for j in range(0, S, width):
-            allowed = _tile_mask(mask_mod, N, H, rows, slice(j, min(j + width, S)), device)
-            keys = min(j + width, S) - j
-            some.append(allowed.any(dim=(0, 1, 2)).expand(keys))  # (keys,)
-            every.append(allowed.all(dim=(0, 1, 2)).expand(keys))
-        pad = -S % b_k  # the last block may be short: pad so that the rest decides
-        any_ = F.pad(torch.cat(some), (0, pad), value=False).view(-1, b_k).any(dim=1).tolist()
-        all_ = F.pad(torch.cat(every), (0, pad), value=True).view(-1, b_k).all(dim=1).tolist()
+    for rows, some, every in walk_tiles(mask_mod, (N, H, L, S), block, q_offset, device):
         blocks = []
-        for col, (allows_some, allows_all) in enumerate(zip(any_, all_, strict=True)):
+        for col, (allows_some, allows_all) in enumerate(
+            zip(some.any(dim=(0, 1)).tolist(), every.all(dim=(0, 1)).tolist(), strict=True)
+        ):
             if not allows_some:
                 skipped += 1
                 continue
-            cols = slice(col * b_k, min((col + 1) * b_k, S))
+            cols = slice(col * block[1], min((col + 1) * block[1], S))
             blocks.append(cols)
             if not allows_all:
                 partial.add((rows.start, cols.start))
         tiles.append((rows, tuple(blocks)))
-    return TilePlan(mask_mod, shape, (b_q, b_k), tuple(tiles), frozenset(partial), skipped)
+    shape = (N, H, L, S)
+    return TilePlan(mask_mod, shape, block, tuple(tiles), frozenset(partial), skipped, q_offset)
+
+
+def plan_causal(
+    N: int, H: int, L: int, S: int, block_size: int | tuple[int, int], *, q_offset: int = 0
+) -> TilePlan:
+    """``plan_tiles(causal(), ...)`` worked out by arithmetic, without evaluating the rule.
+
+    Query ``i`` (at position ``q_offset + i``) sees keys ``0 .. q_offset + i``: the blocks
+    entirely after a tile's last query are empty, those entirely before its first are full.
+
+    Examples:
+        >>> from attention_ref.mask_mods import causal
+        >>> from attention_ref.tile_plan import plan_causal, plan_tiles
+        >>> fast = plan_causal(1, 1, 5, 9, block_size=2, q_offset=4)
+        >>> slow = plan_tiles(causal(), 1, 1, 5, 9, block_size=2, q_offset=4)
+        >>> (fast.tiles, fast.partial, fast.skipped) == (slow.tiles, slow.partial, slow.skipped)
+        True
+    """
+    N, H, L, S, q_offset = _checked(N, H, L, S, q_offset)
+    block = check_block_size(block_size)
+    tiles, partial, skipped = [], set(), 0
+    for rows, blocks in every_tile(L, S, block):
+        first, last = q_offset + rows.start, q_offset + rows.stop - 1  # the tile's positions
+        kept = tuple(cols for cols in blocks if cols.start <= last)  # some key at or before
+        partial |= {(rows.start, cols.start) for cols in kept if cols.stop - 1 > first}
+        skipped += len(blocks) - len(kept)
+        tiles.append((rows, kept))
+    return TilePlan(
+        causal(), (N, H, L, S), block, tuple(tiles), frozenset(partial), skipped, q_offset
+    )

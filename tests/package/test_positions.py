@@ -14,7 +14,7 @@ from attention_ref import (
     scaled_dot_product_attention,
     sinusoidal_positions,
 )
-from attention_ref.multihead import _merge_heads, _split_heads
+from attention_ref.heads import merge_heads, split_heads
 
 from ._compare import assert_close_scaled
 
@@ -233,9 +233,9 @@ def test_multihead_rope_equals_the_manual_composition(num_kv_heads, interleaved,
         "batched": torch.tensor([[0, 1, 2, 3, 4], [10, 11, 12, 13, 14]]),
     }[positions]
     kv_heads = num_kv_heads or H
-    q = _split_heads(mha.q_proj(x), H)  # (N, H, L, D)
-    k = _split_heads(mha.k_proj(x), kv_heads)  # (N, H_kv, L, D)
-    v = _split_heads(mha.v_proj(x), kv_heads)
+    q = split_heads(mha.q_proj(x), H)  # (N, H, L, D)
+    k = split_heads(mha.k_proj(x), kv_heads)  # (N, H_kv, L, D)
+    v = split_heads(mha.v_proj(x), kv_heads)
     p = torch.arange(L) if pos is None else pos
     p = p[:, None, :] if p.dim() == 2 else p  # (N, 1, L) for every head
     q = apply_rope(q, p, base=500.0, interleaved=interleaved)
@@ -243,7 +243,7 @@ def test_multihead_rope_equals_the_manual_composition(num_kv_heads, interleaved,
     heads = scaled_dot_product_attention(
         q, k, v, is_causal=True, enable_gqa=kv_heads != H
     )  # (N, H, L, D)
-    expected = mha.out_proj(_merge_heads(heads))
+    expected = mha.out_proj(merge_heads(heads))
     for need_weights in (True, False):
         out, _ = mha(x, is_causal=True, positions=pos, need_weights=need_weights)
         assert_close_scaled(out, expected)

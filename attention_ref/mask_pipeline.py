@@ -1,0 +1,151 @@
+"""How a module's masks reach its kernel: one rule over positions, then a rule or a tensor.
+
+A module (``MultiHeadAttention``, ``MultiHeadLatentAttention``, ``DecoderBlock``) can be given
+four masks at once: the caller's ``attn_mask`` tensor, ``is_causal``, the caller's
+``mask_mod`` (a rule of ``attention_ref.mask_mods``) and the rule of a rolling ``KVCache``.
+All rules speak positions: the queries of a call stand at ``q_offset + i``, where
+``q_offset = kv_cache.tokens_seen`` before the call (0 without a cache), and each key at its
+own position, ``kv_cache.positions`` (under a rolling cache not its slot). ``gather`` ANDs
+the rules into one, read per key slot, so that each call computes the full forward's rows
+for its queries. ``call_kernel`` then hands the kernel either that rule (a kernel whose
+signature takes ``mask_mod`` and ``q_offset``, such as ``chunked_attention``: it skips the
+tiles the rule leaves empty) or one dense mask (any other kernel, and the default).
+
+A rule bound into the kernel, ``partial(chunked_attention, mask_mod=R)``, is one more rule:
+it is ANDed with the others and aligned the same way, never dropped; where it cannot be
+aligned (a kernel that takes no ``q_offset``, under a cache) a ``ValueError`` says so.
+
+Shape legend: N batch, H query heads, L queries, S keys (cached and new), D one head's width.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ._checks import check_mask
+from ._mods import MaskMod, ScoreMod, mask_values
+from .mask_mods import and_masks, causal
+
+__all__ = ["Masks", "call_kernel", "dense", "gather"]
+
+
+@dataclass(frozen=True)
+class Masks:
+    """Every mask of one call, gathered.
+
+    Attributes:
+        shape: ``(N, H, L, S)``, the scores' shape.
+        attn_mask: The caller's tensor, broadcastable to ``shape``, or None.
+        is_causal: True only where causal is the whole story (no cache, no tensor, no rule):
+            kernels have a fast path for it.
+        rule: The other rules ANDed, ``rule(b, h, q_idx, kv_idx)`` with ``q_idx`` a position
+            and ``kv_idx`` a key's slot; None if there is none.
+        q_offset: The position of the first query.
+        key_positions: ``(S,)`` each slot's position where it is not the slot itself (a
+            rolling cache); None otherwise.
+    """
+
+    shape: tuple[int, int, int, int]
+    attn_mask: Tensor | None
+    is_causal: bool
+    rule: MaskMod | None
+    q_offset: int = 0
+    key_positions: Tensor | None = None
+
+
+def at_positions(rule: MaskMod, key_positions: Tensor | None) -> MaskMod:
+    """``rule`` read per key slot: ``kv_idx`` becomes ``key_positions[kv_idx]``."""
+    if key_positions is None:
+        return rule
+    return lambda b, h, q_idx, kv_idx: rule(b, h, q_idx, key_positions[kv_idx])
+
+
+def gather(
+    shape: tuple[int, int, int, int],
+    attn_mask: Tensor | None,
+    is_causal: bool,
+    mask_mod: MaskMod | None,
+    kv_cache: Any = None,
+    q_offset: int = 0,
+) -> Masks:
+    """The masks of a module's call after its cache ``update``: the caller's ``mask_mod``,
+    ``is_causal`` (``causal()`` over positions) and the cache's own ``rule()``, ANDed."""
+    if attn_mask is not None:
+        check_mask(attn_mask, torch.Size(shape))
+    cache_rule = None if kv_cache is None else kv_cache.rule()
+    rules = [r for r in (mask_mod, causal() if is_causal else None, cache_rule) if r is not None]
+    if kv_cache is None and mask_mod is None and attn_mask is None:
+        return Masks(shape, None, is_causal, None)  # causal or nothing: the fast path
+    positions = None if cache_rule is None else kv_cache.positions  # a rolling cache
+    rule = None if not rules else at_positions(and_masks(*rules), positions)
+    return Masks(shape, attn_mask, False, rule, q_offset, positions)
+
+
+def dense(masks: Masks, device: torch.device | None = None) -> tuple[Tensor | None, bool]:
+    """``(attn_mask, is_causal)`` for a kernel that takes tensors only: the rule evaluated and
+    combined with the caller's tensor (AND for a boolean one, -inf where it hides for a
+    floating one)."""
+    if masks.rule is None:
+        return masks.attn_mask, masks.is_causal
+    allowed = mask_values(masks.rule, masks.shape, masks.q_offset, device)  # (N, H, L, S)-able
+    if masks.attn_mask is None:
+        return allowed, False
+    if masks.attn_mask.dtype == torch.bool:
+        return masks.attn_mask & allowed, False
+    return torch.where(allowed, masks.attn_mask, float("-inf")), False
+
+
+def _parameters(fn: Callable[..., Any]) -> set[str]:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):  # a builtin without a signature, e.g. torch's SDPA
+        return set()
+
+
+def _bound(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword arguments bound into ``fn`` with ``functools.partial``."""
+    return dict(fn.keywords) if isinstance(fn, functools.partial) else {}
+
+
+def call_kernel(
+    fn: Callable[..., Tensor], q: Tensor, k: Tensor, v: Tensor, masks: Masks, **kwargs: Any
+) -> Tensor:
+    """``fn(q, k, v, ...)`` with the masks in the form it takes (module docstring).
+
+    Raises:
+        ValueError: If ``fn`` has a ``mask_mod`` bound into it, takes no ``q_offset``, and
+            the call's queries or keys do not stand at their row and slot indices (a cache).
+    """
+    takes, bound = _parameters(fn), _bound(fn)
+    own = bound.get("mask_mod")
+    own = getattr(own, "mask_mod", own)  # a TilePlan: its rule, planned again for this call
+    score_mod: ScoreMod | None = bound.get("score_mod")
+    if score_mod is not None and masks.key_positions is not None:
+        positions, inner = masks.key_positions, score_mod
+        kwargs["score_mod"] = lambda s, b, h, q_idx, kv_idx: inner(
+            s, b, h, q_idx, positions[kv_idx]
+        )
+    if {"mask_mod", "q_offset"} <= takes:  # a rule kernel: every rule, aligned, as one
+        rules = [r for r in (masks.rule, own and at_positions(own, masks.key_positions)) if r]
+        kwargs["q_offset"] = masks.q_offset
+        if rules:
+            kwargs["mask_mod"] = rules[0] if len(rules) == 1 else and_masks(*rules)
+            return fn(q, k, v, attn_mask=masks.attn_mask, is_causal=False, **kwargs)
+        return fn(q, k, v, attn_mask=masks.attn_mask, is_causal=masks.is_causal, **kwargs)
+    if own is not None and (masks.q_offset or masks.key_positions is not None):
+        name = getattr(fn, "func", fn)
+        raise ValueError(
+            f"attention_fn: a mask_mod is bound into {getattr(name, '__name__', name)}, which "
+            f"takes no q_offset, so its rule cannot be aligned with queries at positions "
+            f"{masks.q_offset}.. of a cache; give the kernel a q_offset argument, or pass the "
+            "rule as forward(mask_mod=...)"
+        )
+    attn_mask, is_causal = dense(masks, q.device)
+    return fn(q, k, v, attn_mask=attn_mask, is_causal=is_causal, **kwargs)
