@@ -338,8 +338,8 @@ def _cells(line: str) -> list[str]:
 
 
 def _start_here_rows(markdown: str) -> list[tuple[int, list[str]]]:
-    """The table rows of the home page's "Start here" section: (line number, cells), the page
-    rows (a number in the first cell) then the total (an empty first cell)."""
+    """The rows of the home page's "Start here" table that state minutes (its second column):
+    (line number, cells), the page rows and then the total (both cells in bold)."""
     lines = markdown.splitlines()
     start = next((i for i, line in enumerate(lines) if START_HERE.match(line)), None)
     if start is None:
@@ -348,26 +348,28 @@ def _start_here_rows(markdown: str) -> list[tuple[int, list[str]]]:
     for i in range(start + 1, len(lines)):
         if lines[i].startswith("## "):
             break
-        if lines[i].startswith("|") and not set(lines[i]) <= set("|-: "):
-            cells = _cells(lines[i])
-            if cells[0].isdigit() or (not cells[0] and NUMBER_CELL.match(cells[-1])):
-                rows.append((i, cells))
+        cells = _cells(lines[i]) if lines[i].startswith("|") else []
+        if len(cells) > 1 and NUMBER_CELL.match(cells[1]):
+            rows.append((i, cells))
     return rows
+
+
+def _is_total(cells: list[str]) -> bool:
+    return cells[0].startswith("**") and cells[1].startswith("**")
 
 
 def stated_minutes(markdown: str) -> tuple[list[tuple[str | None, int]], int]:
     """What the home page states: per core page (the page it links, None for the home page
-    itself) its minutes, and the total."""
+    itself) its minutes, and the total (-1 if none)."""
     pages, total = [], -1
     for _, cells in _start_here_rows(markdown):
-        found = NUMBER_CELL.match(cells[-1])
-        if not found:
-            raise ValueError(f"no minutes in the row {' | '.join(cells)}")
-        if cells[0].isdigit():
-            linked = LINKED_PAGE.search(cells[1])
-            pages.append((linked[1] if linked else None, int(found[2])))
-        else:
+        found = NUMBER_CELL.match(cells[1])
+        assert found
+        if _is_total(cells):
             total = int(found[2])
+        else:
+            linked = LINKED_PAGE.search(cells[0])
+            pages.append((linked[1] if linked else None, int(found[2])))
     return pages, total
 
 
@@ -376,12 +378,12 @@ def with_minutes(markdown: str, minutes: list[int], total: int) -> str:
     total."""
     lines = markdown.splitlines(keepends=True)
     rows = _start_here_rows(markdown)
-    if len(rows) != len(minutes) + 1:
-        raise ValueError(f"{len(rows) - 1} page rows for {len(minutes)} core pages")
+    if len(rows) != len(minutes) + 1 or not _is_total(rows[-1][1]):
+        raise ValueError(f"{len(rows) - 1} page rows and a total for {len(minutes)} core pages")
     for (i, cells), value in zip(rows, [*minutes, total], strict=True):
-        old = NUMBER_CELL.match(cells[-1])
+        old = NUMBER_CELL.match(cells[1])
         assert old
-        cells[-1] = f"{old[1]}{value}{old[3]}"
+        cells[1] = f"{old[1]}{value}{old[3]}"
         end = "\n" if lines[i].endswith("\n") else ""
         lines[i] = ("| " + " | ".join(cells) + " |").replace("|  |", "| |") + end
     return "".join(lines)

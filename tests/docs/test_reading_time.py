@@ -198,13 +198,14 @@ def test_the_home_page_links_every_page(lang: str) -> None:
 
 def test_minutes_are_written_into_the_table() -> None:
     home = (
-        "# Home\n\n## Start here { #start-here }\n\n| # | Page | Minutes |\n| --: | --- | --: |\n"
-        "| 1 | This page | 0 |\n| 2 | [A](a.md) | 0 |\n| | **In all** | **0** |\n\n## Next\n\n"
-        "| 3 | not | 5 |\n"
+        "# Home\n\n## Start here { #start-here }\n\n"
+        "| Page | Minutes | What |\n| --- | --: | --- |\n"
+        "| This page | 0 | x |\n| [A](a.md) | 0 | y |\n| **In all** | **0** | |\n\n## Next\n\n"
+        "| not | 5 | z |\n"
     )
     written = reading_time.with_minutes(home, [4, 13], 17)
     assert reading_time.stated_minutes(written) == ([(None, 4), ("a", 13)], 17)
-    assert "| | **In all** | **17** |\n" in written
-    assert written.endswith("| 3 | not | 5 |\n")
-    with pytest.raises(ValueError, match="2 page rows for 3 core pages"):
+    assert "| **In all** | **17** | |\n" in written
+    assert written.endswith("| not | 5 | z |\n")
+    with pytest.raises(ValueError, match="2 page rows and a total for 3 core pages"):
         reading_time.with_minutes(home, [1, 2, 3], 6)
