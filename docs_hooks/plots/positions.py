@@ -116,7 +116,7 @@ def fig_rope_rotation(lang: str) -> Figure:
     q0, k0 = (0.95, 0.3), (0.2, 0.9)  # the query's and the key's pair at position 0
     cases = [(4, 1), (12, 9), (12, 6)]
     colors = {"q": "#1e88e5", "k": "#e53935"}
-    fig = Figure(figsize=(9.6, 3.9), layout="constrained")
+    fig = Figure(figsize=(9.6, 3.4), layout="constrained")
     axes = fig.subplots(1, len(cases))
     for ax, (m, n) in zip(axes, cases, strict=True):
         q, k = _rope_pair(q0, m), _rope_pair(k0, n)
