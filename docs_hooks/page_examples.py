@@ -4,8 +4,11 @@ Both are made from the page's Markdown alone (no site build), by the functions h
 hook docs_hooks/hooks/doctest_blocks.py calls the same functions and adds the results to the site as
 ``downloads/<page>.<lang>.py`` and ``downloads/<page>.<lang>.ipynb``.
 
-- The **script** is every doctest block's copy (docs_hooks/doctest_copy.py), in page order, with
-  the page's headings as comments: the program the copy buttons give, run top to bottom.
+- The **script** is every doctest block's code (docs_hooks/doctest_copy.py), in page order, with
+  the page's headings as comments, and every value the page shows printed: it prints what the
+  page shows. A read of the benchmark's results file (``docs/bench-results/cpu.json``, which
+  only a clone of the repository has) becomes the measured data it reads, in the script, the
+  notebook and the copies alike, so that they run with nothing but the package installed.
 - The **notebook** (nbformat 4.5) keeps the page's prose as Markdown cells in the page's
   language and turns the doctests into code cells without prompts. A cell ends after each
   example that prints something, and carries as its output what the doctest expects: the
@@ -28,7 +31,7 @@ from pathlib import Path
 import nbformat
 from nbformat import v4
 
-from docs_hooks.doctest_copy import copy_of, examples, raised
+from docs_hooks.doctest_copy import examples, join, page_copies, raised
 from docs_hooks.markdown import FENCE, HEADING_ID, fence_language
 from docs_hooks.markdown import flatten as _flatten
 from docs_hooks.markdown import headings as _headings
@@ -150,21 +153,36 @@ def has_examples(markdown: str) -> bool:
     return any(examples(block.transcript) for block in doctests(markdown))
 
 
-def _join(copies: list[str]) -> str:
-    """Copies one after another; a blank line after a statement of several lines (the REPL)."""
-    out: list[str] = []
-    for copy in copies:
-        out.append(copy)
-        if "\n" in copy:
-            out.append("")
-    return "\n".join(out).rstrip()
+def _copies(markdown: str, lang: str) -> list[list[str]]:
+    """Each doctest block's examples as copied, a read of the results file made portable."""
+    return page_copies([block.transcript for block in doctests(markdown)], lang)
 
 
-def page_copy(markdown: str) -> str:
-    """Every doctest block of the page as its copy button copies it, one after another."""
-    return "\n\n".join(
-        _join([copy_of(e) for e in examples(block.transcript)]) for block in doctests(markdown)
-    )
+def page_copy(markdown: str, lang: str = "en") -> str:
+    """Every doctest block of the page, its examples as copied, one block after another."""
+    return "\n\n".join(join(block) for block in _copies(markdown, lang))
+
+
+def printing(example: doctest.Example, copy: str) -> str:
+    """An example's copy for a script: a value the doctest shows is printed.
+
+    ``weights.sum(-1)`` becomes ``print(weights.sum(-1))`` (``print(repr(...))`` when the page
+    shows a string's quotes), so that the script prints what the page shows.
+    """
+    if not example.want or raised(example) is not None or not _displays(example):
+        return copy
+    tree = ast.parse(copy)
+    value = tree.body[-1].value
+    lines = [line.encode() for line in copy.split("\n")]
+    first, last = value.lineno - 1, value.end_lineno - 1
+    start, end = value.col_offset, value.end_col_offset
+    shown = example.want.lstrip()[:1] in ("'", '"')
+    opening, closing = (b"print(repr(", b"))") if shown else (b"print(", b")")
+    if isinstance(value, ast.Tuple):  # a, b: print((a, b)), one value as the page shows it
+        opening, closing = opening + b"(", b")" + closing
+    lines[last] = lines[last][:end] + closing + lines[last][end:]
+    lines[first] = lines[first][:start] + opening + lines[first][start:]
+    return "\n".join(line.decode() for line in lines)
 
 
 # --- addresses ------------------------------------------------------------------------------
@@ -314,17 +332,24 @@ def _merge_markdown(cells: list[nbformat.NotebookNode]) -> list[nbformat.Noteboo
     return merged
 
 
-def code_cells(transcript: str) -> list[tuple[list[doctest.Example], str]]:
-    """A doctest block as cells: (its examples, the cell's code). A cell ends after an output."""
+def code_cells(
+    transcript: str, copies: list[str] | None = None
+) -> list[tuple[list[doctest.Example], str]]:
+    """A doctest block as cells: (its examples, the cell's code). A cell ends after an output.
+
+    ``copies`` are the examples' copies (``page_copies``); by default, each one's own.
+    """
+    found = examples(transcript)
+    copies = copies if copies is not None else page_copies([transcript])[0]
     cells, current = [], []
-    for example in examples(transcript):
-        current.append(example)
+    for example, copy in zip(found, copies, strict=True):
+        current.append((example, copy))
         if example.want and raised(example) is None:
             cells.append(current)
             current = []
     if current:
         cells.append(current)
-    return [(cell, _join([copy_of(e) for e in cell])) for cell in cells]
+    return [([e for e, _ in cell], join([c for _, c in cell])) for cell in cells]
 
 
 def install_cell(lang: str) -> str:
@@ -349,6 +374,7 @@ def notebook(
     count = 0
     title_done = False
     section = ""  # the id of the last heading: where a source block sits on the page
+    copies = iter(_copies(markdown, lang))
     for part in parts(markdown):
         if isinstance(part, Prose):
             ids = HEADING_ID.findall(part.text)
@@ -366,7 +392,7 @@ def notebook(
             note = words["source"].format(names=names, url=url + section)
             cells.append(_markdown_cell(note))
         else:
-            for cell_examples, source in code_cells(part.transcript):
+            for cell_examples, source in code_cells(part.transcript, next(copies)):
                 count += 1
                 outputs = [_output(e, count) for e in cell_examples if e.want and raised(e) is None]
                 cells.append(_code_cell(source, outputs, count))
@@ -387,7 +413,8 @@ def notebook(
 def script(markdown: str, *, site_url: str, src_uri: str, lang: str) -> str:
     """The page's examples as one Python script: the copies in order, headings as comments.
 
-    A heading is written only above code: the headings of sections without examples go.
+    A value the page shows is printed (``printing``). A heading is written only above code:
+    the headings of sections without examples go.
     """
     url = page_url(site_url, src_uri, lang)
     words = WORDS[lang]
@@ -397,6 +424,7 @@ def script(markdown: str, *, site_url: str, src_uri: str, lang: str) -> str:
         f"# {words['needs'].format(install=INSTALL)}",
     ]
     pending: list[re.Match[str]] = []  # headings since the last code, outermost first
+    copies = iter(_copies(markdown, lang))
     for part in parts(markdown):
         if isinstance(part, Prose):
             for _, heading in _headings(part.text):
@@ -404,7 +432,8 @@ def script(markdown: str, *, site_url: str, src_uri: str, lang: str) -> str:
                     level = len(heading["hashes"])
                     pending = [h for h in pending if len(h["hashes"]) < level] + [heading]
         elif isinstance(part, Doctest):
-            copy = _join([copy_of(e) for e in examples(part.transcript)])
+            found = zip(examples(part.transcript), next(copies), strict=True)
+            copy = join([printing(example, copy) for example, copy in found])
             if copy:
                 if pending:
                     out += ["", "", *(f"# {h['hashes']} {h['text']}" for h in pending)]

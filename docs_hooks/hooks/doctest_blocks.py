@@ -2,9 +2,9 @@
 
 1. **Copy buttons.** Material's copy button copies the ``data-copy`` attribute of a block's
    ``<code>`` when it has one. Every ```pycon doctest block gets one here: its code without
-   prompts or output, a raising line commented out with the error named
-   (docs_hooks/doctest_copy.py). The browser runs no script for it, and the built HTML says
-   exactly what the button copies.
+   prompts or output, a raising line commented out with the error named, after the earlier
+   lines of the page it needs, so that it runs alone (docs_hooks/doctest_copy.py). The
+   browser runs no script for it, and the built HTML says exactly what the button copies.
 2. **Downloads.** Every page with doctests gets its examples as a notebook and a script,
    ``downloads/<page>.<lang>.ipynb`` and ``downloads/<page>.<lang>.py`` (one downloads/ for
    both languages, at the site's root, as figures/ is), generated from the
@@ -88,14 +88,25 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return f"{markdown[: title.end()]}\n\n{line}\n{markdown[title.end() :]}"
 
 
-def _with_copy(match: re.Match[str]) -> str:
+def _doctest_text(match: re.Match[str]) -> str | None:
+    """The transcript a highlighted block shows, if it is a doctest block."""
     text = html.unescape(TAG.sub("", match["code"]))
-    if not text.lstrip().startswith(">>>"):
-        return match[0]
-    copy = html.escape(doctest_copy.runnable(text), quote=True)
-    return f'{match["before"]}<code data-copy="{copy}">{match["code"]}</code>'
+    return text if text.lstrip().startswith(">>>") else None
 
 
 def on_page_content(html_text: str, page, config, files) -> str:
-    """Give every doctest block's ``<code>`` the ``data-copy`` its copy button copies."""
-    return CODE.sub(_with_copy, html_text)
+    """Give every doctest block's ``<code>`` the ``data-copy`` its copy button copies.
+
+    The copy runs alone: it starts with the earlier lines of the page the block needs
+    (docs_hooks/doctest_copy.standalone), the blocks of hidden tabs and closed boxes included.
+    """
+    transcripts = [t for m in CODE.finditer(html_text) if (t := _doctest_text(m)) is not None]
+    copies = iter(doctest_copy.standalone(transcripts, _language(config)))
+
+    def with_copy(match: re.Match[str]) -> str:
+        if _doctest_text(match) is None:
+            return match[0]
+        copy = html.escape(next(copies), quote=True)
+        return f'{match["before"]}<code data-copy="{copy}">{match["code"]}</code>'
+
+    return CODE.sub(with_copy, html_text)

@@ -3,13 +3,17 @@
 Each test takes a page's Markdown file, ``doc`` (``page`` is the built page in tests/e2e).
 
 - The copy of a doctest block (docs_hooks/doctest_copy.py) is its code without prompts or
-  output; a raising line is commented out with its error named. A page's copies, one block
-  after another, paste into the plain ``python`` REPL (checked with the REPL's own compiler,
-  ``codeop``) and run top to bottom in a fresh interpreter: that is the page's script,
-  ``downloads/<page>.<lang>.py``, run here in a fresh process.
+  output; a raising line is commented out with its error named; before it come the earlier
+  lines of the page it needs. Every block's copy pastes into the plain ``python`` REPL
+  (checked with the REPL's own compiler, ``codeop``) and runs alone in a fresh interpreter
+  that has torch, numpy and the package (``test_every_copy_runs_alone``).
+- The page's script, ``downloads/<page>.<lang>.py``, runs in a fresh process and prints what
+  the page's doctests show.
 - The page's notebook, ``downloads/<page>.<lang>.ipynb``, is valid nbformat 4 and runs in a
   real Jupyter kernel (nbclient + ipykernel), each cell printing what the page's doctest
   printed (whitespace normalised, as doctest's NORMALIZE_WHITESPACE does).
+- Scripts, notebooks and copies run in a temporary folder, with the package as an installed
+  copy has it (``attention_ref/`` alone, without the repository's docs/ beside it).
 - When site/ holds a build newer than the page, its copy buttons' ``data-copy`` and its
   downloads are exactly these (tests/e2e runs the same checks after every build).
 
@@ -20,13 +24,18 @@ and run concurrently, as many at a time as there are CPUs.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codeop
+import difflib
 import doctest
+import functools
 import html
 import io
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tokenize
 from dataclasses import dataclass
@@ -125,9 +134,125 @@ def test_repl_rejects_a_loop_without_its_blank_line() -> None:
     assert repl_problems("for i in range(2):\n    print(i)\nprint(3)") != []
 
 
+def _standalone(doc: Path) -> list[str]:
+    """What the doc's copy buttons copy (docs_hooks/hooks/doctest_blocks.py), from its Markdown."""
+    blocks = page_examples.doctests(doc.read_text(encoding="utf-8"))
+    return doctest_copy.standalone([block.transcript for block in blocks], _lang(doc))
+
+
 @pytest.mark.parametrize("doc", PAGES, ids=IDS)
 def test_page_copies_paste_into_the_repl(doc: Path) -> None:
     assert repl_problems(page_examples.page_copy(doc.read_text(encoding="utf-8"))) == []
+    for number, copy in enumerate(_standalone(doc)):
+        assert repl_problems(copy) == [], f"block {number}"
+
+
+def test_copy_carries_the_lines_it_needs() -> None:
+    """A block's copy starts with the earlier examples it needs, and only those."""
+    blocks = [
+        ">>> import torch\n>>> _ = torch.manual_seed(0)\n>>> a = torch.randn(2)\n"
+        ">>> b = torch.ones(2)\n>>> a.shape\ntorch.Size([2])\n>>> c = 3\n",
+        ">>> print(c)\n3\n>>> w = torch.nn.Linear(2, 2)\n>>> w.eval()  # doctest: +ELLIPSIS\n"
+        "Linear(...)\n",
+        ">>> w(a).shape\ntorch.Size([2])\n",
+    ]
+    copies = doctest_copy.standalone(blocks)
+    assert copies[0] == doctest_copy.runnable(blocks[0])
+    assert copies[2] == (
+        "# Earlier on the page: the lines this block needs\n"
+        "import torch\n_ = torch.manual_seed(0)\na = torch.randn(2)\n"
+        "w = torch.nn.Linear(2, 2)\nw.eval()  # doctest: +ELLIPSIS\n\n"
+        "# This block\nw(a).shape"
+    )
+
+
+def test_results_file_read_becomes_its_data() -> None:
+    """A read of docs/bench-results/cpu.json becomes the parts the page reads, written out."""
+    read = (
+        ">>> import json, pathlib\n>>> import attention_ref\n"
+        ">>> path = pathlib.Path(attention_ref.__file__).parents[1]"
+        ' / "docs/bench-results/cpu.json"\n'
+        '>>> decode = json.loads(path.read_text(encoding="utf-8"))["decode"]\n'
+    )
+    copy = doctest_copy.standalone([read])[0]
+    assert "parents[1]" not in copy and '"decode"' in copy and '"apis"' not in copy
+    namespace: dict = {}
+    exec(copy, namespace)
+    results = json.loads(doctest_copy.BENCH.read_text(encoding="utf-8"))
+    assert namespace["decode"] == results["decode"]
+
+
+# A fresh interpreter for each copy, fast: a server imports torch, numpy and the package once
+# (what a copy's own imports would load), then forks a child for each copy, which runs it in an
+# empty namespace, from an empty folder, and reports the exception it raised, if any.
+FORK_SERVER = r"""
+import json, os, signal, sys, traceback
+import numpy, torch, attention_ref
+beside = os.path.join(os.path.dirname(os.path.dirname(attention_ref.__file__)), "docs")
+assert not os.path.exists(beside), f"{beside}: the package is not alone"
+torch.set_num_threads(1)
+copies, timeout, limit = json.load(sys.stdin), int(sys.argv[1]), int(sys.argv[2])
+errors, running, waiting = {}, {}, list(range(len(copies)))
+while waiting or running:
+    while waiting and len(running) < limit:
+        i = waiting.pop(0)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            status = 0
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1), os.dup2(null, 2)
+            signal.alarm(timeout)
+            try:
+                exec(compile(copies[i], f"<copy {i}>", "exec"), {"__name__": "__main__"})
+            except BaseException:
+                os.write(write, traceback.format_exc()[-3000:].encode())
+                status = 1
+            os._exit(status)
+        os.close(write)
+        running[pid] = (i, read)
+    pid, status = os.wait()
+    i, read = running.pop(pid)
+    message = os.read(read, 4000).decode(errors="replace")
+    os.close(read)
+    if status:
+        errors[i] = message or f"ended with status {status} (killed after {timeout} s?)"
+json.dump(errors, sys.stdout)
+"""
+
+
+def run_copies(copies: list[str], folder: Path, timeout: int = 120) -> dict[int, str]:
+    """Run each copy alone in a fresh interpreter; the errors, by the copy's index."""
+    process = subprocess.run(
+        [sys.executable, "-c", FORK_SERVER, str(timeout), str(os.cpu_count() or 1)],
+        input=json.dumps(copies),
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=_env(),
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr[-3000:]
+    return {int(i): error for i, error in json.loads(process.stdout).items()}
+
+
+def test_every_copy_runs_alone(tmp_path: Path) -> None:
+    """Every doctest block's copy runs alone in a fresh Python with torch, numpy and the package.
+
+    The English and Chinese copies of a block differ in their comments only (as
+    tests/docs/test_docs_code_blocks.py checks): the same code is run once for both.
+    """
+    where: dict[str, tuple[str, list[str]]] = {}
+    for doc in PAGES:
+        for number, copy in enumerate(_standalone(doc)):
+            key = _without_comments(copy)
+            where.setdefault(key, (copy, []))[1].append(f"{doc.name} block {number}")
+    copies = [copy for copy, _ in where.values()]
+    names = [blocks for _, blocks in where.values()]
+    errors = run_copies(copies, tmp_path)
+    problems = [f"{names[i]}:\n{error}" for i, error in sorted(errors.items())]
+    assert not problems, "\n\n".join(problems)
 
 
 # --- the script and the notebook ------------------------------------------------------------
@@ -146,11 +271,21 @@ def test_install_cell_is_valid_in_ipython() -> None:
 
 @pytest.mark.parametrize("doc", PAGES, ids=IDS)
 def test_script_is_the_page_copies(doc: Path) -> None:
+    """The script's code is the page's copies, a value the page shows printed."""
     markdown = doc.read_text(encoding="utf-8")
     script = page_examples.script(markdown, **_kwargs(doc))
     code = [line for line in script.splitlines() if line.strip() and not line.startswith("# ")]
-    copies = [line for line in page_examples.page_copy(markdown).splitlines() if line.strip()]
-    assert code == [line for line in copies if not line.startswith("# ")]
+    copies = page_examples.page_copy(markdown, _lang(doc))
+    copies = [line for line in copies.splitlines() if line.strip() and not line.startswith("# ")]
+    unprinted = functools.partial(re.sub, r"print\(|repr\(|\)", "")
+    assert [unprinted(line) for line in code] == [unprinted(line) for line in copies]
+
+
+def test_script_prints_a_shown_value() -> None:
+    (shown,) = doctest_copy.examples(">>> x = 2\n>>> max(x,\n...     3)  # three\n3\n")[1:]
+    assert page_examples.printing(shown, shown.source.rstrip()) == "print(max(x,\n    3))  # three"
+    (text,) = doctest_copy.examples(">>> 'a' * 2\n'aa'\n")
+    assert page_examples.printing(text, "'a' * 2") == "print(repr('a' * 2))"
 
 
 @pytest.mark.parametrize("doc", PAGES, ids=IDS)
@@ -173,12 +308,28 @@ class Run:
     """What running a page's script or notebook gave."""
 
     error: str = ""  # the script's stderr, or the notebook's exception
+    stdout: str = ""  # what the script printed
     outputs: list[list[dict]] | None = None  # notebook: each code cell's outputs, as executed
+
+
+@functools.cache
+def installed() -> Path:
+    """A folder holding the package alone, as pip installs it: no docs/ beside attention_ref/.
+
+    On the path before the editable install of the checkout (whose finder Python asks after
+    the path), it is the attention_ref that scripts, notebooks and copies import.
+    """
+    folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"attention-ref-installed-{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "attention_ref", folder / "attention_ref", ignore=ignore)
+    return folder
 
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = str(installed())
     env["MPLBACKEND"] = "Agg"
     env.pop("PYTHONWARNINGS", None)
     return env
@@ -197,11 +348,11 @@ async def _run_script(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
             stderr=asyncio.subprocess.PIPE,
         )
         try:
-            _, stderr = await asyncio.wait_for(process.communicate(), TIMEOUT)
+            stdout, stderr = await asyncio.wait_for(process.communicate(), TIMEOUT)
         except TimeoutError:
             process.kill()
             return Run(error=f"no end after {TIMEOUT} s")
-    return Run(error=stderr.decode() if process.returncode else "")
+    return Run(error=stderr.decode() if process.returncode else "", stdout=stdout.decode())
 
 
 async def _run_notebook(doc: Path, folder: Path, limit: asyncio.Semaphore) -> Run:
@@ -278,8 +429,21 @@ def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 @pytest.mark.parametrize("doc", PAGES, ids=IDS)
 def test_script_runs_in_a_fresh_interpreter(doc: Path, runs: dict) -> None:
+    """The script runs, and prints what the page's doctests show, in order."""
     run = runs["test_script_runs_in_a_fresh_interpreter", doc]
     assert not run.error, run.error[-3000:]
+    blocks = page_examples.doctests(doc.read_text(encoding="utf-8"))
+    shown = "".join(
+        re.sub(r"(?m)^<BLANKLINE>$", "", example.want)
+        for block in blocks
+        for example in doctest_copy.examples(block.transcript)
+        if doctest_copy.raised(example) is None
+    )
+    assert run.stdout.strip(), "the script prints nothing"
+    checker = doctest.OutputChecker()
+    if not checker.check_output(shown, run.stdout, COMPARE):
+        diff = difflib.unified_diff(shown.splitlines(), run.stdout.splitlines(), "page", "script")
+        pytest.fail("the script does not print what the page shows:\n" + "\n".join(diff)[:4000])
 
 
 def _printed(outputs: list[dict]) -> tuple[list[str], str]:
@@ -357,8 +521,7 @@ def test_built_copy_buttons_copy_the_page_copies(doc: Path) -> None:
         )
         if "source-include-" not in match["cls"]  # package code: tests/docs/test_source_copies.py
     ]
-    blocks = page_examples.doctests(doc.read_text(encoding="utf-8"))
-    assert copied == [doctest_copy.runnable(block.transcript) for block in blocks]
+    assert copied == _standalone(doc)
 
 
 @pytest.mark.parametrize("doc", PAGES, ids=IDS)

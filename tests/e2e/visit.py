@@ -24,7 +24,8 @@ from playwright.sync_api import Browser, BrowserContext
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page as BrowserPage
 
-from docs_hooks.doctest_copy import runnable
+from docs_hooks.doctest_copy import standalone
+from docs_hooks.page_examples import doctests
 from docs_hooks.source_code import include_lines, source_block
 
 from .site_pages import SCREENSHOTS, Page, site_file
@@ -117,17 +118,27 @@ def _source_copies(page: Page) -> list[str]:
     return [source_block(lines, page.lang).copy.rstrip() for lines in include_lines(markdown)]
 
 
-def expected_copy(code_text: str, include: int | None = None, page: Page | None = None) -> str:
+@functools.cache
+def _doctest_copies(page: Page) -> list[str]:
+    """What each doctest block of the page copies, worked out from the page's Markdown."""
+    markdown = page.markdown.read_text(encoding="utf-8")
+    return standalone([block.transcript for block in doctests(markdown)], page.lang)
+
+
+def expected_copy(
+    code_text: str, include: int | None = None, page: Page | None = None, doctest: int = 0
+) -> str:
     """The clipboard after clicking a block's copy button: the code alone, or for package code
     a program that runs on its own.
 
-    A doctest block copies its examples' source as Python's own doctest parser reads it, a
-    raising line commented out (docs_hooks/doctest_copy.py, which the site's build uses too).
+    A doctest block (the page's ``doctest``-th) copies its examples' source as Python's own
+    doctest parser reads it, a raising line commented out, after the earlier lines of the
+    page it needs (docs_hooks/doctest_copy.py, which the site's build uses too).
     """
     if include is not None and page is not None:
         return _source_copies(page)[include]
-    if code_text.lstrip().startswith(">>>"):
-        return runnable(code_text)
+    if code_text.lstrip().startswith(">>>") and page is not None:
+        return _doctest_copies(page)[doctest]
     return code_text.rstrip()
 
 
@@ -285,6 +296,7 @@ class Visits:
     def _copy_buttons(self, browser_page: BrowserPage, page: Page) -> list[dict]:
         """Click every copy button, as a reader does, and read the clipboard."""
         copies = []
+        doctest = 0  # how many doctest blocks came before
         for i in range(browser_page.locator("[data-clipboard-target]").count()):
             button = browser_page.evaluate(JS["copy"], i)
             browser_page.mouse.move(button["x"], button["y"])
@@ -298,11 +310,12 @@ class Visits:
             copies.append(
                 {
                     "target": button["target"],
-                    "expected": expected_copy(button["text"], button["include"], page),
+                    "expected": expected_copy(button["text"], button["include"], page, doctest),
                     "include": button["include"],
                     "copied": copied,
                 }
             )
+            doctest += button["text"].lstrip().startswith(">>>")
         browser_page.keyboard.press("Escape")
         return copies
 
