@@ -43,7 +43,8 @@ def _install(session: nox.Session, *groups: str, package: bool = True) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """Ruff (lint, formatting); the GitHub workflows: actionlint, zizmor, their JSON schema;
-    mypy on attention_ref ([tool.mypy] in pyproject.toml), which needs torch: skipped, as
+    the package's bars (tests/package/test_house.py: sizes, imports, shape letters); mypy on
+    attention_ref ([tool.mypy] in pyproject.toml), which needs torch: skipped, as
     `tests` is, where only the CUDA build of the pinned torch is in reach."""
     _install(session, "lint", package=False)
     session.run("ruff", "check", ".")
@@ -52,6 +53,11 @@ def lint(session: nox.Session) -> None:
     session.run("actionlint", *workflows)
     session.run("zizmor", "--offline", "--min-severity", "low", str(WORKFLOWS))
     session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
+    # The house's bars (class and function sizes, imports, the shape legend): ast, no torch.
+    session.run(
+        *("pytest", "tests/package/test_house.py", "--noconftest", "-p", "no:cacheprovider"),
+        *("-o", "addopts=-ra --strict-markers"),
+    )
     _skip_unless_cpu_torch(session)
     session.install("-e", ".[plot]", *CONSTRAINTS)  # the annotations of torch, numpy, matplotlib
     session.run("mypy")

@@ -209,8 +209,7 @@ def check_rope_and_cache(
 ) -> None:
     """Rotary ``positions`` only with ``rope_base``; rotary positions and a cache only for
     self-attention (``key`` None or ``key is query``); a cache of ``cache_type``."""
-    cross = key is not None and key is not query
-    if rope_base is not None and cross:
+    if rope_base is not None and key is not None and key is not query:
         raise ValueError(
             "key: rope_base needs self-attention (no separate key), got "
             f"{key.size(1)} keys for {query.size(1)} queries"
@@ -221,7 +220,7 @@ def check_rope_and_cache(
         return
     if not isinstance(cache, cache_type):
         raise TypeError(f"kv_cache: expected a {cache_type.__name__}, got {type(cache).__name__}")
-    if cross:
+    if key is not None and key is not query:
         raise ValueError(
             "kv_cache: only for self-attention (key=None or key=query); cross-attention's "
             "keys come from the encoder's memory, which does not grow"

@@ -414,7 +414,7 @@ def chunked_attention(
     """
     check_qkv(query, key, value)
     if mask_mod is not None or score_mod is not None:
-        _check_mods((query, key, value), mask_mod, score_mod)
+        _check_functions((query, key, value), mask_mod, score_mod)
     q_offset = check_positive_int("q_offset", q_offset, "position", minimum=0)
     if enable_gqa:  # each key/value head serves a group of query heads
         key, value = expand_kv_heads(query, key, "key"), expand_kv_heads(query, value, "value")
@@ -445,7 +445,7 @@ def chunked_attention(
     return out.reshape(*batch, L, Dv).to(dtype)
 
 
-def _check_mods(qkv: tuple[Tensor, ...], mask_mod: Any, score_mod: Any) -> None:
+def _check_functions(qkv: tuple[Tensor, ...], mask_mod: Any, score_mod: Any) -> None:
     """A mask or score function: callable (or a plan), and 4-D inputs (``b``, ``h`` index them)."""
     if score_mod is not None:
         check_callable("score_mod", score_mod)

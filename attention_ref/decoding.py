@@ -59,9 +59,16 @@ class TinyDecoder(nn.Module):
         check_positive_int("vocab_size", vocab_size)
         check_positive_int("num_layers", num_layers)
         self.embed = nn.Embedding(vocab_size, d_model)
-        llama = {"num_kv_heads": num_kv_heads, "rope_base": 10000.0, "attention_fn": attention_fn}
         self.layers = nn.ModuleList(
-            DecoderBlock(d_model, nhead, 4 * d_model, **llama) for _ in range(num_layers)
+            DecoderBlock(
+                d_model,
+                nhead,
+                4 * d_model,
+                num_kv_heads=num_kv_heads,
+                rope_base=10000.0,
+                attention_fn=attention_fn,
+            )
+            for _ in range(num_layers)
         )  # Llama's blocks: RMSNorm, SwiGLU, no biases, rotary positions
         self.norm = RMSNorm(d_model, eps=1e-5)  # the layers' eps: one rms_norm_eps, as in Llama
         self.head = nn.Linear(d_model, vocab_size, bias=False)

@@ -34,6 +34,8 @@ from .positions import apply_rope
 
 __all__ = ["MultiHeadAttention"]
 
+_WithWeights = tuple[Tensor, Tensor | None]  # the output, and the weights (None from a kernel)
+
 
 class MultiHeadAttention(nn.Module):
     r"""Multi-head attention, batch-first, with PyTorch's argument names.
@@ -194,8 +196,9 @@ class MultiHeadAttention(nn.Module):
         # --8<-- [end:project]
         if self.rope_base is not None:  # rotary positions: rotate the queries and keys
             at = head_positions(positions, start, q.size(2), q.device)  # (L,) or (N, 1, L)
-            rope = {"base": self.rope_base, "interleaved": self.rope_interleaved}
-            q, k = apply_rope(q, at, **rope), apply_rope(k, at, **rope)  # (N, H or H_kv, ., D)
+            base, interleaved = self.rope_base, self.rope_interleaved
+            q = apply_rope(q, at, base=base, interleaved=interleaved)  # (N, H, L, D)
+            k = apply_rope(k, at, base=base, interleaved=interleaved)  # (N, H_kv, S, D)
         # --8<-- [start:cache]
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
@@ -209,15 +212,12 @@ class MultiHeadAttention(nn.Module):
         # --8<-- [end:attend]
         return out, weights if need_weights else None
 
-    def _attend(
-        self, q: Tensor, k: Tensor, v: Tensor, masks: Masks
-    ) -> tuple[Tensor, Tensor | None]:
+    def _attend(self, q: Tensor, k: Tensor, v: Tensor, masks: Masks) -> _WithWeights:
         """Every head's output ``(N, H, L, D)``, and its weights ``(N, H, L, S)`` by default."""
         gqa = self.num_kv_heads != self.num_heads  # each key/value head serves H / H_kv
-        if self.attention_fn is not None:  # a kernel: the output only
-            kwargs = {"scale": self.scale, "enable_gqa": gqa}
-            kwargs |= {} if self.sinks is None else {"sinks": self.sinks}
-            return call_kernel(self.attention_fn, q, k, v, masks, **kwargs), None
+        if (fn := self.attention_fn) is not None:  # a kernel: the output only
+            extra = {} if self.sinks is None else {"sinks": self.sinks}
+            return call_kernel(fn, q, k, v, masks, scale=self.scale, enable_gqa=gqa, **extra), None
         dtype = q.dtype  # float16/bfloat16: attention in float32, then back to the input dtype
         q, k, v = upcast(q), upcast(k), upcast(v)
         attn_mask, is_causal = dense(masks, q.device)

@@ -16,7 +16,7 @@ def fig_mha_split(lang: str) -> Figure:
     from matplotlib.patches import Rectangle
 
     from attention_ref import MultiHeadAttention, attention_weights
-    from attention_ref.multihead import _merge_heads, _split_heads
+    from attention_ref.heads import merge_heads, split_heads
 
     titles = {
         "en": ["input", "project", "split heads", "weights", "weighted sum", "concat", "output"],
@@ -41,12 +41,12 @@ def fig_mha_split(lang: str) -> Figure:
         x = torch.randn(1, L, E)
     with torch.no_grad():
         q_full = mha.q_proj(x)  # (1, L, E)
-        q = _split_heads(q_full, H)  # (1, H, L, D)
-        k = _split_heads(mha.k_proj(x), H)
-        v = _split_heads(mha.v_proj(x), H)
+        q = split_heads(q_full, H)  # (1, H, L, D)
+        k = split_heads(mha.k_proj(x), H)
+        v = split_heads(mha.v_proj(x), H)
         weights = attention_weights(q, k)  # (1, H, L, S)
         heads = weights @ v  # (1, H, L, D)
-        merged = _merge_heads(heads)  # (1, L, E)
+        merged = merge_heads(heads)  # (1, L, E)
         out = mha.out_proj(merged)  # (1, L, E)
 
     stages = ["x", "Q", "s", "a", "h", "c", "o"]

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import attention_ref.chunked as chunked_module
+from attention_ref import scaled_dot_product_attention
 from attention_ref.chunked import chunked_attention
 from attention_ref.mask_mods import (
     alibi,
@@ -13,6 +14,7 @@ from attention_ref.mask_mods import (
     block_sparsity,
     causal,
     chunked,
+    create_mask,
     dilated_sliding_window,
     document,
     flex_reference,
@@ -195,14 +197,19 @@ def test_a_row_the_mask_leaves_empty_gives_zeros_and_finite_gradients():
     ("kwargs", "error", "message"),
     [
         (
-            {"mask_mod": causal(), "is_causal": True},
+            {"mask_mod": causal(), "q_offset": -1},
             ValueError,
-            r"mask_mod: cannot be combined with is_causal; put the mask in mask_mod \(causal\(\)",
+            r"q_offset: expected a position >= 0, got -1",
         ),
         (
-            {"score_mod": softcap(2.0), "attn_mask": torch.ones(3, 5, dtype=torch.bool)},
+            {
+                "mask_mod": plan_tiles(causal(), 1, 2, 3, 5, block_size=2),
+                "block_size": 2,
+                "q_offset": 3,
+            },
             ValueError,
-            r"score_mod: cannot be combined with attn_mask",
+            r"mask_mod: expected a plan for \(N, H, L, S\) = \(1, 2, 3, 5\), block_size "
+            r"\(2, 2\) and q_offset 3, got one for \(1, 2, 3, 5\), \(2, 2\) and 0",
         ),
         ({"mask_mod": "causal"}, TypeError, r"mask_mod: expected a function, got str"),
         ({"score_mod": 2.0}, TypeError, r"score_mod: expected a function, got float"),
@@ -238,3 +245,31 @@ def test_bad_input_names_the_argument(kwargs, error, message):
     args |= {"value": torch.randn(1, 2, 5, 2), **kwargs}
     with pytest.raises(error, match=message):
         chunked_attention(**args)
+
+
+@pytest.mark.parametrize("q_offset", [0, 3])
+@pytest.mark.parametrize("mask", ["none", "bool", "float"])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_a_rule_meets_a_tensor_is_causal_and_an_offset(q_offset, mask, is_causal):
+    """mask_mod with attn_mask (both must allow; a float one is added), with is_causal (both
+    apply), at q_offset: the rows of the full attention for queries q_offset.. ."""
+    gen = torch.Generator().manual_seed(q_offset)
+    q, k, v = (torch.randn(2, 3, n, 4, generator=gen, dtype=torch.float64) for n in (5, 8, 8))
+    rule = sliding_window(4, sink_tokens=1)
+    tensor = {
+        "none": None,
+        "bool": torch.rand(2, 1, 5, 8, generator=gen) < 0.8,
+        "float": torch.randn(2, 1, 5, 8, generator=gen, dtype=torch.float64),
+    }[mask]
+    if is_causal and tensor is not None:
+        return  # is_causal with attn_mask is an error, as in attention_weights
+    got = chunked_attention(
+        q, k, v, tensor, is_causal, block_size=(2, 3), mask_mod=rule, q_offset=q_offset
+    )
+    allowed = create_mask(
+        and_masks(rule, causal()) if is_causal else rule, 2, 3, 5, 8, q_offset=q_offset
+    )
+    dense = allowed if tensor is None or tensor.dtype != torch.bool else allowed & tensor
+    if tensor is not None and tensor.is_floating_point():
+        dense = torch.where(allowed, tensor, float("-inf"))
+    torch.testing.assert_close(got, scaled_dot_product_attention(q, k, v, dense))

@@ -116,7 +116,7 @@ def test_bad_arguments():
         mha(x, kv_cache={})
     with pytest.raises(ValueError, match=r"kv_cache: expected N=2 and H_kv=4, got a cache"):
         MultiHeadAttention(8, 4)(x, kv_cache=cache)
-    with pytest.raises(ValueError, match=r"kv_cache: expected new keys with the cached"):
+    with pytest.raises(ValueError, match=r"kv_cache: expected new tokens with the cached"):
         cache.update(torch.ones(2, 1, 1, 3), torch.ones(2, 1, 1, 3))
     rope = MultiHeadAttention(8, 2, rope_base=10000.0)
     cache = KVCache()

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from attention_ref import (
     KVCache,
+    LatentCache,
     MultiHeadAttention,
     MultiHeadLatentAttention,
     apply_rope,
@@ -230,15 +231,15 @@ def test_cached_decoding_equals_the_full_forward(q_lora_rank, rope_interleaved, 
     N, L = 2, sum(chunks)
     x = torch.randn(N, L, E, dtype=F64)
     full = m(x, is_causal=True, absorb=absorb)
-    cache, outs, start = KVCache(), [], 0
+    cache, outs, start = LatentCache(), [], 0
     for size in chunks:
         outs.append(m(x[:, start : start + size], is_causal=True, kv_cache=cache, absorb=absorb))
         start += size
     assert_close_scaled(torch.cat(outs, dim=1), full)
     # what is cached: the normalized latent and the rotated shared key, R + D_rope per token
-    assert cache.key.shape == (N, 1, L, SIZES["kv_lora_rank"])
-    assert cache.value.shape == (N, 1, L, SIZES["qk_rope_head_dim"])
-    per_token = (cache.key.numel() + cache.value.numel()) / (N * L)
+    assert cache.latent.shape == (N, 1, L, SIZES["kv_lora_rank"])
+    assert cache.rope_key.shape == (N, 1, L, SIZES["qk_rope_head_dim"])
+    per_token = (cache.latent.numel() + cache.rope_key.numel()) / (N * L)
     assert per_token == SIZES["kv_lora_rank"] + SIZES["qk_rope_head_dim"]
 
 
@@ -251,7 +252,7 @@ def test_any_chunking_equals_the_full_forward(cuts, absorb, seed):
     m = _mla(seed=seed)
     x = torch.randn(1, 9, E, dtype=F64)
     bounds = [0, *sorted(cuts), 9]
-    cache = KVCache()
+    cache = LatentCache()
     outs = [
         m(x[:, a:b], is_causal=True, kv_cache=cache, absorb=absorb)
         for a, b in itertools.pairwise(bounds)
@@ -262,11 +263,11 @@ def test_any_chunking_equals_the_full_forward(cuts, absorb, seed):
 def test_the_cache_holds_the_normalized_latent_and_the_rotated_shared_key():
     m = _mla(q_lora_rank=7)
     x = torch.randn(2, 4, E, dtype=F64)
-    cache = KVCache()
+    cache = LatentCache()
     m(x, kv_cache=cache)
     latent, k_rope = m.kv_a_proj_with_mqa(x).split([5, 6], dim=-1)
-    torch.testing.assert_close(cache.key, m.kv_a_layernorm(latent)[:, None])
-    torch.testing.assert_close(cache.value, apply_rope(k_rope[:, None], interleaved=True))
+    torch.testing.assert_close(cache.latent, m.kv_a_layernorm(latent)[:, None])
+    torch.testing.assert_close(cache.rope_key, apply_rope(k_rope[:, None], interleaved=True))
 
 
 def test_absorbed_form_never_expands_the_latent():
@@ -296,7 +297,7 @@ def test_cache_with_padding_mask_equals_the_full_forward(absorb, kind):
         pad = torch.zeros(N, L, dtype=F64).masked_fill(~pad, float("-inf"))
         pad[0, 1] = -0.7
     full = m(x, attn_mask=pad[:, None, None], is_causal=True, absorb=absorb)
-    cache, outs = KVCache(), []
+    cache, outs = LatentCache(), []
     for start, stop in [(0, 3), (3, 4), (4, 6)]:
         mask = pad[:, None, None, :stop]  # (N, 1, 1, S): the keys so far
         outs.append(
@@ -309,7 +310,7 @@ def test_cache_with_padding_mask_equals_the_full_forward(absorb, kind):
 @pytest.mark.parametrize(("window", "sink_tokens"), [(3, 0), (2, 1), (4, 2)])
 @pytest.mark.parametrize("chunks", [[1] * 9, [4, 1, 3, 1], [9]])
 def test_rolling_cache_equals_the_masked_full_forward(absorb, window, sink_tokens, chunks):
-    """KVCache(window, sink_tokens): query t sees keys j <= t with j < sink_tokens or t - j < W."""
+    """LatentCache(window, sink_tokens): query t sees j <= t with j < sink_tokens or t - j < W."""
     m = _mla()
     N, L = 2, sum(chunks)
     x = torch.randn(N, L, E, dtype=F64)
@@ -317,7 +318,7 @@ def test_rolling_cache_equals_the_masked_full_forward(absorb, window, sink_token
     allowed = (j <= t) & ((j < sink_tokens) | (t - j < window))  # (L, L)
     assert torch.equal(allowed, sliding_window_mask(L, window, sink_tokens=sink_tokens))
     full = m(x, attn_mask=allowed, absorb=absorb)
-    cache, outs, start = KVCache(window=window, sink_tokens=sink_tokens), [], 0
+    cache, outs, start = LatentCache(window=window, sink_tokens=sink_tokens), [], 0
     for size in chunks:
         outs.append(m(x[:, start : start + size], is_causal=True, kv_cache=cache, absorb=absorb))
         start += size
@@ -332,8 +333,8 @@ def test_rolling_cache_treats_mla_as_multi_head_attention_does():
     x = torch.randn(1, 6, E, dtype=F64)
     t, j = torch.arange(6)[:, None], torch.arange(6)
     allowed = (j <= t) & ((j < 1) | (t - j < 2))
-    for call in (lambda x, **kw: mha(x, **kw)[0], mla):
-        cache = KVCache(window=2, sink_tokens=1)
+    for call, kind in ((lambda x, **kw: mha(x, **kw)[0], KVCache), (mla, LatentCache)):
+        cache = kind(window=2, sink_tokens=1)
         steps = [call(x[:, i : i + 1], kv_cache=cache) for i in range(6)]  # no is_causal
         torch.testing.assert_close(torch.cat(steps, dim=1), call(x, attn_mask=allowed))
 
@@ -424,7 +425,7 @@ def test_bad_inputs():
         m(torch.randn(3, E, dtype=F64))
     with pytest.raises(TypeError, match="x: expected a floating-point tensor"):
         m(torch.ones(2, 3, E, dtype=torch.long))
-    with pytest.raises(TypeError, match="kv_cache: expected a KVCache"):
+    with pytest.raises(TypeError, match="kv_cache: expected a LatentCache, got dict"):
         m(x, kv_cache={})
     with pytest.raises(ValueError, match="attn_mask: expected a shape broadcastable"):
         m(x, attn_mask=torch.ones(4, 4, dtype=torch.bool))
@@ -435,11 +436,13 @@ def test_bad_inputs():
 def test_bad_caches():
     m = _mla()
     x = torch.randn(2, 3, E, dtype=F64)
-    other = KVCache()  # filled by multi-head attention: another width
+    with pytest.raises(TypeError, match="kv_cache: expected a LatentCache, got KVCache"):
+        m(x, kv_cache=KVCache())  # keys and values, not latents
+    other = LatentCache()  # filled with other widths
     other.update(torch.zeros(2, 1, 3, 4, dtype=F64), torch.zeros(2, 1, 3, 4, dtype=F64))
-    with pytest.raises(ValueError, match=r"kv_cache: expected latents of width kv_lora_rank=5"):
+    with pytest.raises(ValueError, match=r"kv_cache: expected new tokens with the cached"):
         m(x, kv_cache=other)
-    cache = KVCache()
+    cache = LatentCache()
     m(x, kv_cache=cache)
     with pytest.raises(ValueError, match="kv_cache: expected N=1"):
         m(x[:1], kv_cache=cache)

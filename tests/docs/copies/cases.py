@@ -89,12 +89,12 @@ def _x(*shape):
 
 
 def case__split_heads(ns):
-    return ns["_split_heads"](_x(2, 3, 8), 4)
+    return ns["split_heads"](_x(2, 3, 8), 4)
 
 
 def case__merge_heads(ns):
-    return ns["_merge_heads"](_x(2, 4, 3, 2))
+    return ns["merge_heads"](_x(2, 4, 3, 2))
 
 
 def case__alibi_slopes(ns):
-    return [ns["_alibi_slopes"](h) for h in (1, 6, 8, 12)]
+    return [ns["alibi_slopes"](h) for h in (1, 6, 8, 12)]
