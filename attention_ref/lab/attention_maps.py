@@ -10,7 +10,8 @@ on one CPU thread):
 - ``model_maps``: the visualizing page's toy model, the positions experiment's four models
   and the counting decoder, each on a fixed sentence;
 - ``mask_gallery``: masks (causal, sliding window with a sink token, document, prefix-LM,
-  chunked, dilated, and causal with a learned sink logit) combined with ALiBi's bias.
+  chunked, dilated, and causal with a sink logit, fixed here, learned in gpt-oss) combined
+  with ALiBi's bias.
 
 Shape legend: H heads, L queries, S keys; ``layers`` is the number of attention layers.
 """
@@ -215,8 +216,8 @@ def mask_gallery(num_heads: int = 4) -> dict[str, dict[str, Tensor]]:
     The gallery holds a causal mask, a sliding window of 3 with one sink token
     (``sliding_window_mask(..., sink_tokens=1)``), a document mask for two sentences of
     ``GALLERY_TOKENS`` (with causal), a prefix-LM with a prefix of 3, chunks of 4, a dilated
-    window (4 keys, every second position), and a causal mask with a learned sink logit of 0
-    per head (gpt-oss), whose rows sum to less than 1.
+    window (4 keys, every second position), and a causal mask with a sink logit per head,
+    fixed here at 0 (learned in gpt-oss), whose rows sum to less than 1.
 
     Args:
         num_heads: H: how many ALiBi slopes.

@@ -23,10 +23,13 @@ from attention_ref import (
     LatentCache,
     MultiHeadAttention,
     MultiHeadLatentAttention,
+    causal_mask,
     chunked_attention,
     scaled_dot_product_attention,
+    sliding_window_attention,
+    sliding_window_mask,
 )
-from attention_ref.mask_mods import and_masks, causal, create_mask, sliding_window
+from attention_ref.mask_mods import and_masks, causal, create_mask, flex_reference, sliding_window
 
 from .strategies import mask_functions
 
@@ -275,3 +278,42 @@ def test_a_bound_rule_that_cannot_be_aligned_is_an_error():
     mha(x[:, :2], kv_cache=cache)  # at position 0 the rule is aligned
     with pytest.raises(ValueError, match="attention_fn: a mask_mod is bound into kernel"):
         mha(x[:, 2:], kv_cache=cache)
+
+
+# The tensor masks the pages teach keep their own code; each equals its rule.
+
+
+@pytest.mark.parametrize("align", ["top_left", "bottom_right"])
+@pytest.mark.parametrize(("L", "S"), [(4, 4), (3, 7), (1, 5)])
+def test_causal_mask_is_the_causal_rule(align, L, S):
+    offset = 0 if align == "top_left" else S - L  # bottom-right: L new queries after S - L keys
+    rule = create_mask(causal(), 1, 1, L, S, q_offset=offset)[0, 0]
+    assert torch.equal(causal_mask(L, S, align=align), rule)
+
+
+@pytest.mark.parametrize("sink_tokens", [0, 2])
+@pytest.mark.parametrize("window", [1, 3])
+@pytest.mark.parametrize("align", ["top_left", "bottom_right"])
+def test_sliding_window_mask_is_the_sliding_window_rule(sink_tokens, window, align):
+    L, S = 4, 9
+    offset = 0 if align == "top_left" else S - L
+    rule = create_mask(sliding_window(window, sink_tokens), 1, 1, L, S, q_offset=offset)[0, 0]
+    taught = sliding_window_mask(L, window, S, align=align, sink_tokens=sink_tokens)
+    assert torch.equal(taught, rule)
+
+
+@pytest.mark.parametrize("window", [1, 2, 5])
+def test_the_band_of_local_attention_is_the_sliding_window_rule(window):
+    q, k, v = (torch.randn(2, 3, 11, 4, dtype=torch.float64) for _ in range(3))
+    band = sliding_window_attention(q, k, v, window, is_causal=True, block_size=4)
+    rule = flex_reference(q, k, v, mask_mod=sliding_window(window))
+    torch.testing.assert_close(band, rule)
+
+
+def test_the_rolling_cache_sees_what_its_rule_allows():
+    cache = KVCache(window=3, sink_tokens=1)
+    cache.update(torch.zeros(1, 1, 7, 2), torch.zeros(1, 1, 7, 2))
+    cache.update(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 2, 2))  # tokens 7 and 8
+    queries = torch.tensor([7, 8])
+    expected = create_mask(sliding_window(3, 1), 1, 1, 9, 9)[0, 0][queries][:, cache.positions]
+    assert torch.equal(cache.visible(queries), expected)
