@@ -116,6 +116,7 @@ PHRASES = [
         "看到后面（未来）的位置 for attending to later tokens (往后看 reads as 'look behind you')",
         "",
     ),
+    (re.compile(r"本包"), "本库 for this package, one name on every page and figure", ""),
     (
         re.compile(r"(?<!网页)(?<!无头)浏览器(?![中里])"),
         "查看器 for the attention explorer (注意力查看器); 浏览器 is the web browser, written"
@@ -291,6 +292,7 @@ PHRASE_SAMPLES = [
     ("把掩码在头维度上复制", "把掩码沿头这一维复制，每头维度不变"),
     ("可以只往前看", "可以只往回看"),
     ("后者还会往后看", "后者还会看到后面（未来）的位置"),
+    ("本包的 `sliding_window(w)` 是", "本库的 `sliding_window(w)` 是"),
     ("上面的浏览器一次显示一个头的权重", "上面的查看器一次显示一个头的权重"),
     ("正在加载注意力浏览器……", "正在加载注意力查看器……；测试在浏览器中打开页面，用网页浏览器"),
     ("潜在向量比键和值小 80 倍", "潜在向量只有键和值的 1/80"),
