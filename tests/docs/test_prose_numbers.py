@@ -49,10 +49,11 @@ HAN = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "�
 NUMBER = r"(?:\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?)"  # 40,960 or 6.4
 WORD = "|".join(WORDS)
 HAN_NUMBER = rf"[{''.join(HAN)}十百千]+"
+FORMULA = "\u2592"  # what stands for code and math in the prose read here: 2 × $d_k$ is a product
 MULTIPLIER = re.compile(
     rf"""
     (?P<times>(?<![\w.])(?:{NUMBER}|(?i:{WORD}))(?:\s+times|-fold)(?![\w-]))  # 80 times, 4-fold
-  | (?P<sign>(?<![\w.]){NUMBER}\s?×(?!\s?[\d(])|(?<![\w.]){NUMBER}x(?!\w))  # 56.9×, 2x
+  | (?P<sign>(?<![\w.]){NUMBER}\s?×(?!\s?[\d({FORMULA}])|(?<![\w.]){NUMBER}x(?!\w))  # 56.9×, 2x
   | (?P<bei>(?:{NUMBER}|{HAN_NUMBER})\s*倍)  # 6.4 倍, 四倍
   | (?P<frac>(?<![\w./])1\s?/\s?(?:√\s?)?(?:{NUMBER}|[^\W\d]\w*))  # 1/6.4, 1/√d_k
   | (?P<fen>(?:{NUMBER}|{HAN_NUMBER})\s*分之一)  # 四分之一, 6.4 分之一
@@ -121,7 +122,7 @@ def _value(word: str) -> str | None:
 
 def multipliers(text: str) -> list[Found]:
     """The multipliers in a page's prose (``text`` is the whole page's Markdown)."""
-    kept = prose(text)
+    kept = prose(text, fill=FORMULA)
     found = []
     for match in MULTIPLIER.finditer(kept):
         if match["of"]:
@@ -310,7 +311,8 @@ def test_code_and_formulas_are_not_prose():
 
 
 def test_shapes_are_not_multipliers():
-    assert not _wrong("A 3 × 4 grid of 512×512 tiles, 4×4 in all.\n")
+    assert not _wrong("A 3 × 4 grid of 512×512 tiles, 4×4 in all, and 2 × $d_k$ numbers.\n")
+    assert _wrong("It takes 2× the memory.\n")
 
 
 def test_an_allowed_multiplier_passes():
