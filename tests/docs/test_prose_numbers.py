@@ -52,7 +52,7 @@ HAN_NUMBER = rf"[{''.join(HAN)}十百千]+"
 FORMULA = "\u2592"  # what stands for code and math in the prose read here: 2 × $d_k$ is a product
 MULTIPLIER = re.compile(
     rf"""
-    (?P<times>(?<![\w.])(?:{NUMBER}|(?i:{WORD}))(?:\s+times|-fold)(?![\w-]))  # 80 times, 4-fold
+    (?P<times>(?<![\w.])(?:{NUMBER}|(?i:{WORD}))(?:\s+times|-?fold)(?![\w-]))  # 80 times, 4-fold
   | (?P<sign>(?<![\w.]){NUMBER}\s?×(?!\s?[\d({FORMULA}])|(?<![\w.]){NUMBER}x(?!\w))  # 56.9×, 2x
   | (?P<bei>(?:{NUMBER}|{HAN_NUMBER})\s*倍)  # 6.4 倍, 四倍
   | (?P<frac>(?<![\w./])1\s?/\s?(?:√\s?)?(?:{NUMBER}|[^\W\d]\w*))  # 1/6.4, 1/√d_k
@@ -138,7 +138,7 @@ def multipliers(text: str) -> list[Found]:
                     numbers = (f"{math.sqrt(float(root)):g}",) if root else ()
                     found.append(_found(kept, match, numbers))
                     continue
-            head = re.sub(r"\s*(?:times|-fold|×|x|倍|分之一)$", "", head, flags=re.I)
+            head = re.sub(r"\s*(?:times|-?fold|×|x|倍|分之一)$", "", head, flags=re.I)
             value = _value(head)
             numbers = (value,) if value else ()
         found.append(_found(kept, match, numbers))
@@ -325,8 +325,9 @@ def test_an_allowed_multiplier_passes():
 
 
 def test_the_number_words():
-    text = "four times the memory; 内存变成四倍；十倍；两倍；只有它的四分之一；二十倍\n"
+    text = "four times the memory, a fourfold cut; 内存变成四倍；十倍；两倍；只有它的四分之一；二十倍\n"
     assert [f.numbers for f in multipliers(text)] == [
+        ("4",),
         ("4",),
         ("4",),
         ("10",),
