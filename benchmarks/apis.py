@@ -21,8 +21,8 @@ input (a mask, a ``BlockMask``) is built once for the length, as a layer would k
 n = 1024 and 4096 (N = 1) it measures:
 
 * time: the `benchmarks.protocol` rounds, every form in turn, under ``no_grad``;
-* extra peak memory: one fresh process per (form, n), as `benchmarks.attention` does (Linux's
-  ``VmHWM`` after a reset, minus ``VmRSS`` before the call);
+* extra peak memory: one call in a fresh process per (form, n), as `benchmarks.protocol`
+  measures it (Linux's ``VmHWM`` after a reset, minus ``VmRSS`` before the call);
 * each form's largest difference from ``module``'s output.
 
 The part ``apis`` of ``<device>.json`` (every list runs along ``sizes``)::
@@ -44,13 +44,10 @@ Shape legend: N batch, n = L = S sequence length, E d_model, H heads, D per-head
 from __future__ import annotations
 
 import functools
-import gc
 import json
-import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -67,7 +64,6 @@ from .protocol import sig
 APIS_SIZES = (1024, 4096)
 APIS_CONFIG = {"batch": 1, "embed_dim": 256, "num_heads": 4}
 EAGER = "flex_attention called without torch.compile"  # the eager path's UserWarning
-ROOT = Path(__file__).resolve().parents[1]
 
 Form = Callable[[Tensor], Tensor]  # x (N, n, E) -> (N, n, E)
 
@@ -192,29 +188,19 @@ def inputs(n: int, config: dict[str, int], seed: int = 1) -> Tensor:
 
 def measure_memory_here(name: str, n: int, config: dict[str, int]) -> dict[str, Any]:
     """One call of one form in this (fresh) process: its extra peak, in bytes (Linux)."""
-    from .attention import _proc_status_kib
-
     mha = layer(config)
     with torch.no_grad():
         FORMS[name][1](mha, 64)(inputs(64, config))  # warm-up at a tiny size
         form, x = FORMS[name][1](mha, n), inputs(n, config)
-        gc.collect()
-        Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
-        before = _proc_status_kib("VmRSS")
-        out = form(x)
-        extra = (_proc_status_kib("VmHWM") - before) * 1024
-    del out
+        extra = protocol.peak_bytes(functools.partial(form, x))
     return {"name": name, "n": n, "bytes": extra}
 
 
 def measure_memory(name: str, n: int, config: dict[str, int]) -> int | None:
     """Run `measure_memory_here` in a fresh Python process; None if it failed."""
-    cmd = [sys.executable, "-m", "benchmarks.apis", name, str(n), json.dumps(config)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
-    if proc.returncode != 0:
-        print(f"  memory of {name} at n={n} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])["bytes"]
+    args = (name, str(n), json.dumps(config))
+    found = protocol.in_fresh_process("benchmarks.apis", *args, what=f"memory of {name} at n={n}")
+    return found["bytes"] if found else None
 
 
 def run_apis(

@@ -3,10 +3,9 @@
 At n = 512 … 8192 with N = 1, H = 4, D = 64 and float32 it measures:
 
 * time: the `benchmarks.protocol` rounds, in this process, under ``no_grad``;
-* extra peak memory: one fresh process per (implementation, n), which builds the inputs,
-  runs a tiny warm-up, resets the peak and makes one call. On CPU the peak is Linux's
-  ``VmHWM`` (reset by writing 5 to ``/proc/self/clear_refs``) minus the ``VmRSS`` before the
-  call; on CUDA ``torch.cuda.max_memory_allocated`` minus the memory allocated before;
+* extra peak memory: one call in a fresh process per (implementation, n), as
+  `benchmarks.protocol` measures it (on CPU Linux's ``VmHWM`` minus the ``VmRSS`` before the
+  call; on CUDA ``torch.cuda.max_memory_allocated`` minus the memory allocated before);
 * this machine's float32 GEMM throughput (GFLOP/s of a 2048 × 2048 matmul), the yardstick for
   attention's 4·N·H·n²·D FLOPs (``attention_ref.attention_flops``);
 * training: the forward pass with gradients on, then the backward pass of ``out.sum()``, for
@@ -20,14 +19,10 @@ Shape legend: N batch, H heads, n = L = S sequence length, D per-head width.
 from __future__ import annotations
 
 import functools
-import gc
-import json
 import os
 import statistics
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -47,7 +42,6 @@ from . import protocol
 from .low_precision import BOUND
 from .protocol import sig
 
-ROOT = Path(__file__).resolve().parents[1]  # the repository: `python -m benchmarks` runs here
 BATCH, HEADS, HEAD_DIM = 1, 4, 64
 WINDOW = 256  # sliding-window attention: each query sees 2·256 - 1 keys
 SIZES = (512, 1024, 2048, 4096, 8192)
@@ -95,13 +89,6 @@ def gemm_gflops(device: str, size: int = GEMM_SIZE, repeat: int = 10) -> float:
     return 2 * size**3 / best / 1e9
 
 
-def _proc_status_kib(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
 def train_step(fn: Callable[[Tensor, Tensor, Tensor], Tensor], *qkv: Tensor) -> Any:
     """Forward with gradients on, then backward of ``out.sum()``: the gradients of q, k, v."""
     leaves = [x.detach().requires_grad_() for x in qkv]
@@ -116,35 +103,17 @@ def measure_memory_here(name: str, n: int, device: str, train: bool = False) -> 
     call = functools.partial(train_step, fn) if train else fn
     with torch.no_grad():
         call(*inputs(64, device))  # warm-up: load kernels, start threads, at a tiny size
-        query, key, value = inputs(n, device)
-        gc.collect()
-        if device == "cuda":
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            before = torch.cuda.memory_allocated()
-            out = call(query, key, value)
-            torch.cuda.synchronize()
-            extra = torch.cuda.max_memory_allocated() - before
-            method = "torch.cuda.max_memory_allocated - memory_allocated before"
-        else:
-            Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
-            before = _proc_status_kib("VmRSS")
-            out = call(query, key, value)
-            extra = (_proc_status_kib("VmHWM") - before) * 1024
-            method = "VmHWM after - VmRSS before (after clear_refs 5)"
-    del out
+        qkv = inputs(n, device)
+        extra = protocol.peak_bytes(functools.partial(call, *qkv), device)
+    method = protocol.PEAK_METHOD[device]
     return {"name": name, "n": n, "train": train, "bytes": extra, "method": method}
 
 
 def measure_memory(name: str, n: int, device: str, train: bool = False) -> int | None:
     """Run `measure_memory_here` in a fresh Python process; None if it failed."""
-    cmd = [sys.executable, "-m", "benchmarks", "--device", device]
-    cmd += ["--measure-memory", name, str(n)] + (["--train"] if train else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
-    if proc.returncode != 0:
-        print(f"  memory of {name} at n={n} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])["bytes"]
+    args = ["--device", device, "--measure-memory", name, str(n)] + (["--train"] if train else [])
+    found = protocol.in_fresh_process("benchmarks", *args, what=f"memory of {name} at n={n}")
+    return found["bytes"] if found else None
 
 
 def _fits(name: str, n: int, device: str, train: bool = False) -> bool:

@@ -13,24 +13,21 @@ At n = 8192 with N = 1, H = 4, D = 64 and float32, forward and forward + backwar
 
 Each mask's tile plan (``attention_ref.tile_plan.plan_tiles``) is built once, before the
 timing, as FlexAttention's ``BlockMask`` is built once for every layer; the time it takes is
-saved beside (``plan_s``). Time follows `benchmarks.protocol`; extra peak memory is one call
-in a fresh process, as in `benchmarks.attention` (the plan and the dense mask are made before
-the peak is reset: they are inputs). Shape legend: N batch, H heads, n = L = S, D head width.
+saved beside (``plan_s``). Time and extra peak memory (one call in a fresh process) follow
+`benchmarks.protocol`; the plan and the dense mask are made before the peak is reset (they are
+inputs), and the memory freed before is given back to the OS.
+Shape legend: N batch, H heads, n = L = S, D head width.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import functools
-import gc
+import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -43,7 +40,7 @@ from attention_ref.mask_mods import and_masks, causal, document, sliding_window
 from attention_ref.tile_plan import plan_tiles
 
 from . import protocol
-from .attention import BATCH, HEAD_DIM, HEADS, ROOT, _proc_status_kib, inputs, train_step
+from .attention import BATCH, HEAD_DIM, HEADS, inputs, train_step
 from .protocol import sig
 
 N_DEFAULT = 8192
@@ -95,14 +92,6 @@ def variants(
     return fns
 
 
-def _release_freed_memory() -> None:
-    """Give the memory freed so far back to the OS (glibc), so that a later allocation raises
-    the resident size again instead of reusing it unseen by the peak."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to give back
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
 def plans(n: int) -> dict[str, dict[str, Any]]:
     """Each mask's tiles (skipped of total) and the time its plan takes to build."""
     found = {}
@@ -119,36 +108,27 @@ def plans(n: int) -> dict[str, dict[str, Any]]:
     return found
 
 
-def measure_memory_here(name: str, n: int, train: bool) -> int:
+def measure_memory_here(name: str, n: int, train: bool) -> dict[str, Any]:
     """One call of one variant in this (fresh) process: its extra peak (VmHWM), in bytes."""
     small = inputs(64, "cpu")
     warm_up = variants(64, small[0], (name,))[name]
     q, k, v = inputs(n, "cpu")
     fn = variants(n, q, (name,))[name]  # its plan or dense mask exists before the peak is reset
+    if train:
+        warm_up, fn = functools.partial(train_step, warm_up), functools.partial(train_step, fn)
     with torch.no_grad():
-        if train:
-            train_step(warm_up, *small)  # load kernels, start threads, at a tiny size
-        else:
-            warm_up(*small)
+        warm_up(*small)  # load kernels, start threads, at a tiny size
         del warm_up
-        _release_freed_memory()
-        Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
-        before = _proc_status_kib("VmRSS")
-        out = train_step(fn, q, k, v) if train else fn(q, k, v)
-        extra = (_proc_status_kib("VmHWM") - before) * 1024
-    del out
-    return extra
+        extra = protocol.peak_bytes(functools.partial(fn, q, k, v), trim=True)
+    return {"name": name, "n": n, "train": train, "bytes": extra}
 
 
 def measure_memory(name: str, n: int, train: bool = False) -> int | None:
     """`measure_memory_here` in a fresh Python process; None if it failed."""
-    cmd = [sys.executable, "-m", "benchmarks.block_sparse", name, str(n)]
-    cmd += ["--train"] if train else []
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
-    if proc.returncode != 0:
-        print(f"  memory of {name} at n={n} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
-        return None
-    return int(proc.stdout.strip().splitlines()[-1])
+    args = [name, str(n)] + (["--train"] if train else [])
+    what = f"memory of {name} at n={n}"
+    found = protocol.in_fresh_process("benchmarks.block_sparse", *args, what=what)
+    return found["bytes"] if found else None
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -245,4 +225,4 @@ def run_block_sparse(n: int = N_DEFAULT, repeat: int = 5, memory: bool = True) -
 
 
 if __name__ == "__main__":  # the fresh process of measure_memory: NAME N [--train]
-    print(measure_memory_here(sys.argv[1], int(sys.argv[2]), "--train" in sys.argv[3:]))
+    print(json.dumps(measure_memory_here(sys.argv[1], int(sys.argv[2]), "--train" in sys.argv[3:])))

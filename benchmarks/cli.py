@@ -9,12 +9,22 @@ from pathlib import Path
 
 import torch
 
-from . import apis, attention, block_sparse, decode, flex_cpu, latent_decode, low_precision, report
+from . import (
+    apis,
+    attention,
+    block_sparse,
+    decode,
+    flex_cpu,
+    latent_decode,
+    low_precision,
+    protocol,
+    report,
+)
 
 PARTS = ("forward", "train", "low-precision", "decode", "latent-decode", "flex-cpu", "apis")
 PARTS += ("block-sparse",)
 CPU_ONLY = ("decode", "latent-decode", "flex-cpu", "apis", "block-sparse")  # on a CPU only
-DEFAULT_OUT = attention.ROOT / "docs" / "bench-results"
+DEFAULT_OUT = protocol.ROOT / "docs" / "bench-results"
 
 
 def _sizes(text: str) -> tuple[int, ...]:

@@ -5,13 +5,23 @@ enough calls to last 50 ms, averaged), then all are timed in turn, round after r
 (round-robin: a disturbance on the machine hits every function, not one); the fastest round
 is kept, the least disturbed by other work. A progress line (tqdm, on stderr) names what is
 being timed and the time left.
+
+Extra peak memory is one call in a fresh process (`in_fresh_process`), so that nothing freed
+earlier hides in the peak: the process builds its inputs, makes a tiny warm-up call, then
+`peak_bytes` resets the peak and makes the call.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
+import json
 import math
 import os
 import platform
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +29,7 @@ from typing import Any
 
 import torch
 
+ROOT = Path(__file__).resolve().parents[1]  # the repository: `python -m benchmarks` runs here
 ROUND_SECONDS = 0.05
 PROTOCOL = (
     "fastest of `repeat` round-robin rounds (a round: one call, or the mean of enough calls to"
@@ -75,6 +86,61 @@ def round_robin(
             if bar is not None:
                 bar.update(1)
     return times
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+#: how `peak_bytes` measures, per device
+PEAK_METHOD = {
+    "cpu": "VmHWM after - VmRSS before (after clear_refs 5)",
+    "cuda": "torch.cuda.max_memory_allocated - memory_allocated before",
+}
+
+
+def peak_bytes(call: Callable[[], Any], device: str = "cpu", trim: bool = False) -> int:
+    """The extra peak memory of ``call()`` in this process, in bytes.
+
+    Garbage is collected first (``trim``: and the freed memory given back to the OS, glibc's
+    ``malloc_trim``, so that the call raises the resident size again instead of reusing it
+    unseen by the peak); then the peak is reset and the call made. On CPU the peak is Linux's
+    ``VmHWM`` (reset by writing 5 to ``/proc/self/clear_refs``) minus the ``VmRSS`` before the
+    call; on CUDA ``torch.cuda.max_memory_allocated`` minus the memory allocated before.
+    """
+    gc.collect()
+    if trim:
+        with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to give back
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        out = call()
+        torch.cuda.synchronize()
+        extra = torch.cuda.max_memory_allocated() - before
+    else:
+        Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+        before = _status_kib("VmRSS")
+        out = call()
+        extra = (_status_kib("VmHWM") - before) * 1024
+    del out
+    return extra
+
+
+def in_fresh_process(module: str, *args: str, what: str) -> dict[str, Any] | None:
+    """Run ``python -m module args...`` from the repository root in a fresh process: the JSON
+    object its last line prints, or None if it failed (its error, as ``what``, on stderr)."""
+    cmd = [sys.executable, "-m", module, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+    if proc.returncode != 0:
+        print(f"  {what} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
+        return None
+    found: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return found
 
 
 def fit_slope(ns: Sequence[int], values: Sequence[float | None]) -> float | None:
