@@ -493,3 +493,27 @@ def test_compiled_flex_attention_accepts_them_on_cpu():
     out = compiled(query, key, value, score_mod=score_mod, block_mask=block_mask)
     expected = flex_reference(query, key, value, score_mod=score_mod, mask_mod=mask_mod)
     torch.testing.assert_close(out, expected)
+
+
+def test_alibi_is_exact_in_float64():
+    """The slopes follow the scores' dtype: float64 scores get the float64 bias, 2^(-8i/H)."""
+    H, L = 6, 5  # 6 heads: not a power of two, Press et al.'s interleaved rule
+    h, q, kv = torch.arange(H)[:, None, None], torch.arange(L)[:, None], torch.arange(L)
+    got = alibi(H)(torch.zeros(H, L, L, dtype=torch.float64), 0, h, q, kv)
+    slopes = torch.tensor(attention_ref.positions.alibi_slopes(H), dtype=torch.float64)
+    assert got.dtype == torch.float64
+    assert torch.equal(got, slopes[:, None, None] * (kv - q))
+
+
+@pytest.mark.filterwarnings(EAGER)
+def test_a_table_of_another_dtype_works_as_in_torch():
+    """relative_bias over a float64 table on float32 queries: torch's flex_attention computes
+    it (the scores stay float32); so do flex_reference and chunked_attention."""
+    q, k, v = qkv(1, 2, 2, 5, 7, dtype=torch.float32)
+    table = torch.randn(2, 5, dtype=torch.float64)
+    expected, _ = flex_attention(q, k, v, score_mod=relative_bias(table))
+    got = flex_reference(q, k, v, score_mod=relative_bias(table))
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, expected)
+    tiles = attention_ref.chunked_attention(q, k, v, block_size=2, score_mod=relative_bias(table))
+    torch.testing.assert_close(tiles, expected)
