@@ -367,6 +367,19 @@ def _definition(obj: griffe.Object, docstrings: bool, named: frozenset[str] | No
     return _repl_safe(_clean(lines))
 
 
+def _annotated(node: ast.AST) -> bool:
+    """Whether ``node`` holds an annotation (what ``from __future__ import annotations`` is for)."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.AnnAssign):
+            return True
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = child.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            if child.returns or any(a is not None and a.annotation for a in every):
+                return True
+    return False
+
+
 def _collect(obj: griffe.Object, needs: _Needs, main: bool = False) -> None:
     """Add ``obj`` (a module-level definition) after what it needs to ``needs``."""
     if obj.path in needs.seen:
@@ -374,9 +387,9 @@ def _collect(obj: griffe.Object, needs: _Needs, main: bool = False) -> None:
     needs.seen.add(obj.path)
     module = obj.module
     future = _future_annotations(module)
-    needs.future |= future
     lines = _definition(obj, docstrings=main, named=None if main else needs.named)
     node = ast.parse("\n".join(lines)).body[0]
+    needs.future |= future and _annotated(node)  # a constant copies without the import
     for name in sorted(_loaded_names(node, annotations=not future)):
         member = module.members.get(name)
         if member is not None and not member.is_alias and not member.is_module:
