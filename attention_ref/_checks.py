@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -27,27 +27,36 @@ def check_qkv(query: Tensor, key: Tensor, value: Tensor | None = None) -> None:
     """Check ranks, dtypes and the D and S sizes of query, key and (optionally) value."""
     check_tensor("query", query, min_dim=2)
     check_tensor("key", key, min_dim=2)
-    if query.size(-1) != key.size(-1):
-        raise ValueError(
-            "query and key: expected the same last dimension D, got query "
-            f"{_shape(query)} and key {_shape(key)}"
-        )
-    if key.dtype != query.dtype:
-        raise TypeError(
-            f"query and key: expected the same dtype, got {query.dtype} and {key.dtype}"
-        )
+    _check_same_size(-1, "last dimension D", ("query", query), ("key", key))
+    _check_same_dtype(query, "key", key)
     if value is None:
         return
     check_tensor("value", value, min_dim=2)
-    if value.size(-2) != key.size(-2):
+    _check_same_size(-2, "length S (dimension -2)", ("key", key), ("value", value))
+    _check_same_dtype(query, "value", value)
+
+
+def _check_same_size(dim: int, what: str, *named: tuple[str, Tensor]) -> None:
+    (a, x), (b, y) = named
+    if x.size(dim) != y.size(dim):
         raise ValueError(
-            "key and value: expected the same length S (dimension -2), got key "
-            f"{_shape(key)} and value {_shape(value)}"
+            f"{a} and {b}: expected the same {what}, got {a} {_shape(x)} and {b} {_shape(y)}"
         )
-    if value.dtype != query.dtype:
+
+
+def _check_same_dtype(query: Tensor, name: str, x: Tensor) -> None:
+    if x.dtype != query.dtype:
         raise TypeError(
-            f"query and value: expected the same dtype, got {query.dtype} and {value.dtype}"
+            f"query and {name}: expected the same dtype, got {query.dtype} and {x.dtype}"
         )
+
+
+def broadcasts_to(shape: Sequence[int], target: torch.Size) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to ``target`` without growing it."""
+    try:
+        return torch.broadcast_shapes(shape, target) == target
+    except RuntimeError:
+        return False
 
 
 def check_positive_int(name: str, value: object, what: str = "int", minimum: int = 1) -> int:
@@ -84,11 +93,7 @@ def check_mask(attn_mask: Tensor, scores_shape: torch.Size) -> None:
             "attn_mask: expected a bool (True = may attend) or floating (added to the scores) "
             f"dtype, got {attn_mask.dtype}"
         )
-    try:
-        broadcast = torch.broadcast_shapes(attn_mask.shape, scores_shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != scores_shape:
+    if not broadcasts_to(attn_mask.shape, scores_shape):
         raise ValueError(
             f"attn_mask: expected a shape broadcastable to {tuple(scores_shape)}, "
             f"got {_shape(attn_mask)}"
@@ -98,11 +103,7 @@ def check_mask(attn_mask: Tensor, scores_shape: torch.Size) -> None:
 def check_sinks(sinks: Tensor, scores_shape: torch.Size) -> None:
     """Sink logits must be floating and broadcast, one per head, to the scores' ``(..., H)``."""
     check_tensor("sinks", sinks)
-    try:
-        broadcast = torch.broadcast_shapes((*sinks.shape, 1, 1), scores_shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != scores_shape:
+    if not broadcasts_to((*sinks.shape, 1, 1), scores_shape):
         raise ValueError(
             f"sinks: expected one logit per head, a shape broadcastable to "
             f"{tuple(scores_shape[:-2])} (the scores {tuple(scores_shape)} without L and S), "

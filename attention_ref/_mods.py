@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ._checks import broadcasts_to
+
 #: mask_mod(b, h, q_idx, kv_idx) -> bool tensor, True where attention is allowed
 MaskMod = Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]
 #: score_mod(score, b, h, q_idx, kv_idx) -> the new score
@@ -64,11 +66,7 @@ def call(name: str, fn: Callable[..., object], *args: Tensor) -> Tensor:
         raise TypeError(
             f"{name}: expected a function that returns a tensor, got {type(result).__name__}"
         )
-    try:
-        broadcast = torch.broadcast_shapes(result.shape, shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != shape:
+    if not broadcasts_to(result.shape, shape):
         raise ValueError(
             f"{name}: expected a result broadcastable to (N, H, L, S) = {tuple(shape)}, "
             f"got shape {tuple(result.shape)}"

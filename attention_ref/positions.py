@@ -25,7 +25,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import broadcasts_to, check_positive_int, check_tensor
 
 __all__ = ["alibi_bias", "apply_rope", "sinusoidal_positions"]
 
@@ -99,11 +99,8 @@ def _check_positions(positions: object, x: Tensor) -> Tensor:
     if positions.dtype == torch.bool or positions.is_complex():
         raise TypeError(f"positions: expected an integer or float dtype, got {positions.dtype}")
     target = x.shape[:-1]  # (..., L)
-    try:
-        broadcast = torch.broadcast_shapes(positions.shape, target)
-    except RuntimeError:
-        broadcast = None
-    if positions.dim() == 0 or positions.size(-1) != x.size(-2) or broadcast != target:
+    same_length = positions.dim() > 0 and positions.size(-1) == x.size(-2)
+    if not same_length or not broadcasts_to(positions.shape, target):
         raise ValueError(
             f"positions: expected a length of L={x.size(-2)}, (L,) or a shape broadcastable "
             f"to {tuple(target)}, got {tuple(positions.shape)}"
