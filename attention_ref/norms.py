@@ -42,7 +42,34 @@ def _check_input(name: str, x: Tensor, shape: tuple[int, ...]) -> tuple[int, ...
     return tuple(range(-len(shape), 0))  # the dimensions to normalize over
 
 
-class LayerNorm(nn.Module):
+class _Norm(nn.Module):
+    """What both norms keep: the shape, ``eps``, and a learned scale ``weight`` (ones)."""
+
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float | None,
+        elementwise_affine: bool,
+        device: torch.device | str | None,
+        dtype: torch.dtype | None,
+    ) -> None:
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            ones = torch.ones(self.normalized_shape, device=device, dtype=dtype)
+            self.weight = nn.Parameter(ones)
+        else:
+            self.register_parameter("weight", None)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class LayerNorm(_Norm):
     r"""Layer normalization, a drop-in for ``torch.nn.LayerNorm``.
 
     $$y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta$$
@@ -71,6 +98,8 @@ class LayerNorm(nn.Module):
         (tensor(True), tensor(1.0000, grad_fn=<VarBackward0>))
     """
 
+    eps: float
+
     def __init__(
         self,
         normalized_shape: int | Sequence[int],
@@ -80,18 +109,11 @@ class LayerNorm(nn.Module):
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
-        super().__init__()
-        self.normalized_shape = _as_shape(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            shape = self.normalized_shape
-            self.weight = nn.Parameter(torch.ones(shape, device=device, dtype=dtype))
-            self.bias = (
-                nn.Parameter(torch.zeros(shape, device=device, dtype=dtype)) if bias else None
-            )
+        super().__init__(normalized_shape, eps, elementwise_affine, device, dtype)
+        if elementwise_affine and bias:
+            zeros = torch.zeros(self.normalized_shape, device=device, dtype=dtype)
+            self.bias = nn.Parameter(zeros)
         else:
-            self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -107,13 +129,8 @@ class LayerNorm(nn.Module):
             y = y + self.bias
         return y.to(dtype)
 
-    def extra_repr(self) -> str:
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-        )
 
-
-class RMSNorm(nn.Module):
+class RMSNorm(_Norm):
     r"""Root-mean-square normalization, a drop-in for ``torch.nn.RMSNorm``.
 
     $$y = \frac{x}{\sqrt{\frac{1}{n}\sum_i x_i^2 + \epsilon}} \cdot \gamma$$
@@ -146,16 +163,7 @@ class RMSNorm(nn.Module):
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
-        super().__init__()
-        self.normalized_shape = _as_shape(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = nn.Parameter(
-                torch.ones(self.normalized_shape, device=device, dtype=dtype)
-            )
-        else:
-            self.register_parameter("weight", None)
+        super().__init__(normalized_shape, eps, elementwise_affine, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """Normalize ``x`` of shape ``(..., *normalized_shape)``; returns the same shape."""
@@ -165,8 +173,3 @@ class RMSNorm(nn.Module):
         rms = torch.sqrt(x.pow(2).mean(dim=dims, keepdim=True) + eps)  # (..., 1)
         y = x / rms
         return (y * self.weight if self.weight is not None else y).to(dtype)
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
-        )
