@@ -1,5 +1,5 @@
-"""Figures of the decoding page (docs/decoding.md): the cache's mask, the two kinds of
-block, and the measured time per generated token."""
+"""Figures of the decoding page (docs/decoding.md): the cache's mask and the measured time
+per generated token."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from matplotlib.figure import Figure
 from attention_ref import causal_mask
 
 from . import measured
-from .transformer_layer import _arrow, _draw_layer
 
 TEXT = {
     "en": {
@@ -21,17 +20,6 @@ TEXT = {
         "queries": "new queries",
         "cached": "cached",
         "new": "new",
-        "decoder": "2017 decoder layer (Post-LN)",
-        "llama": "Llama block (Pre-RMSNorm)",
-        "masked": "masked self-attention",
-        "cross": "cross-attention",
-        "attention": "GQA attention + RoPE",
-        "ffn": "feed-forward network",
-        "swiglu": "SwiGLU feed-forward",
-        "norm": "LayerNorm",
-        "rmsnorm": "RMSNorm",
-        "residual": "residual",
-        "memory": "encoder\noutput",
     },
     "zh": {
         "top_left": "左上角对齐（is_causal=True）：错误",
@@ -40,45 +28,8 @@ TEXT = {
         "queries": "新查询",
         "cached": "已缓存",
         "new": "新增",
-        "decoder": "2017 年的解码器层（后归一化）",
-        "llama": "Llama 块（RMSNorm 前归一化）",
-        "masked": "掩码自注意力",
-        "cross": "交叉注意力",
-        "attention": "分组查询注意力 + RoPE",
-        "ffn": "前馈网络",
-        "swiglu": "SwiGLU 前馈网络",
-        "norm": "层归一化",
-        "rmsnorm": "RMSNorm",
-        "residual": "残差",
-        "memory": "编码器\n输出",
     },
 }
-
-# From the bottom up, as on the Transformer layer page: (kind, y[, label]).
-DECODER_2017 = [
-    ("in", 0.0, "x"), ("attention", 1.0, "masked"), ("+", 2.0), ("norm", 2.8),
-    ("in", 3.7, "h_1"), ("attention", 4.7, "cross"), ("+", 5.7), ("norm", 6.5),
-    ("in", 7.4, "h_2"), ("ffn", 8.4), ("+", 9.4), ("norm", 10.2), ("out", 11.1, "y"),
-]  # fmt: skip
-LLAMA = [
-    ("in", 0.0, "x"), ("norm", 1.3, "rmsnorm"), ("attention", 2.8), ("+", 4.3),
-    ("in", 5.6, "h"), ("norm", 6.9, "rmsnorm"), ("ffn", 8.4, "swiglu"), ("+", 9.8),
-    ("out", 11.1, "y"),
-]  # fmt: skip
-
-
-def fig_decoding_blocks(lang: str) -> Figure:
-    """The 2017 decoder layer beside a Llama block, read from the bottom up."""
-    text = TEXT[lang]
-    fig = Figure(figsize=(7.4, 8.0), layout="constrained")
-    old, new = fig.subplots(1, 2)
-    _draw_layer(old, DECODER_2017, text["decoder"], text)
-    _draw_layer(new, LLAMA, text["llama"], text)
-    new.set_ylim(old.get_ylim())  # the same scale in both panels
-    # the encoder's output enters the cross-attention from the right
-    old.text(1.75, 4.1, text["memory"], ha="center", va="center", fontsize=8.5, color="#546e7a")
-    _arrow(old, (1.75, 4.4), (1.3, 4.7))
-    return fig
 
 
 def _mask_panel(ax, mask: np.ndarray, title: str, text: dict[str, str], cached: int) -> None:

@@ -1,4 +1,6 @@
-"""Figures of the Transformer layer page (docs/transformer-layer.md)."""
+"""Figures of the Transformer layer page (docs/transformer-layer.md): the layer in its two
+arrangements, the residual stream through a deep stack, and the 2017 decoder layer beside
+Llama's block."""
 
 from __future__ import annotations
 
@@ -169,4 +171,60 @@ def fig_layer_residual(lang: str) -> Figure:
         ax.set_xlabel(text["x"])
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right")
+    return fig
+
+
+BLOCK_TEXT = {
+    "en": {
+        "decoder": "2017 decoder layer (Post-LN)",
+        "llama": "Llama block (Pre-RMSNorm)",
+        "masked": "masked self-attention",
+        "cross": "cross-attention",
+        "attention": "GQA attention + RoPE",
+        "ffn": "feed-forward network",
+        "swiglu": "SwiGLU feed-forward",
+        "norm": "LayerNorm",
+        "rmsnorm": "RMSNorm",
+        "residual": "residual",
+        "memory": "encoder\noutput",
+    },
+    "zh": {
+        "decoder": "2017 年的解码器层（后归一化）",
+        "llama": "Llama 块（RMSNorm 前归一化）",
+        "masked": "掩码自注意力",
+        "cross": "交叉注意力",
+        "attention": "分组查询注意力 + RoPE",
+        "ffn": "前馈网络",
+        "swiglu": "SwiGLU 前馈网络",
+        "norm": "层归一化",
+        "rmsnorm": "RMSNorm",
+        "residual": "残差",
+        "memory": "编码器\n输出",
+    },
+}
+
+# From the bottom up, as the layer diagram: (kind, y[, label]).
+DECODER_2017 = [
+    ("in", 0.0, "x"), ("attention", 1.0, "masked"), ("+", 2.0), ("norm", 2.8),
+    ("in", 3.7, "h_1"), ("attention", 4.7, "cross"), ("+", 5.7), ("norm", 6.5),
+    ("in", 7.4, "h_2"), ("ffn", 8.4), ("+", 9.4), ("norm", 10.2), ("out", 11.1, "y"),
+]  # fmt: skip
+LLAMA = [
+    ("in", 0.0, "x"), ("norm", 1.3, "rmsnorm"), ("attention", 2.8), ("+", 4.3),
+    ("in", 5.6, "h"), ("norm", 6.9, "rmsnorm"), ("ffn", 8.4, "swiglu"), ("+", 9.8),
+    ("out", 11.1, "y"),
+]  # fmt: skip
+
+
+def fig_layer_blocks(lang: str) -> Figure:
+    """The 2017 decoder layer beside a Llama block, read from the bottom up."""
+    text = BLOCK_TEXT[lang]
+    fig = Figure(figsize=(7.4, 8.0), layout="constrained")
+    old, new = fig.subplots(1, 2)
+    _draw_layer(old, DECODER_2017, text["decoder"], text)
+    _draw_layer(new, LLAMA, text["llama"], text)
+    new.set_ylim(old.get_ylim())  # the same scale in both panels
+    # the encoder's output enters the cross-attention from the right
+    old.text(1.75, 4.1, text["memory"], ha="center", va="center", fontsize=8.5, color="#546e7a")
+    _arrow(old, (1.75, 4.4), (1.3, 4.7))
     return fig
