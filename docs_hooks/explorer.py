@@ -175,7 +175,7 @@ def _numbers(tensor) -> list:
 def explorer_data() -> dict[str, Any]:
     """Every view of the explorer: computed from attention_ref now (seeded: a few seconds)."""
     from attention_ref.lab.attention_maps import GALLERY_TOKENS, mask_gallery, model_maps
-    from attention_ref.positions import _alibi_slopes
+    from attention_ref.positions import alibi_slopes
 
     views = []
     for name, found in model_maps().items():
@@ -203,7 +203,7 @@ def explorer_data() -> dict[str, Any]:
                 "tokens": list(GALLERY_TOKENS),
                 "layers": [_numbers(weights)],
                 "mask": found["mask"].int().tolist(),
-                "slopes": [round(1 / s) for s in _alibi_slopes(weights.size(0))],
+                "slopes": [round(1 / s) for s in alibi_slopes(weights.size(0))],
             }
         )
     return {"views": views, "text": TEXT}
