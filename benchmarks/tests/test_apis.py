@@ -1,11 +1,11 @@
 """The ``apis`` part's logic: every form is the same layer, and the part merges alone."""
 
-import json
-
 import pytest
 import torch
 
-from benchmarks import apis, cli, report
+from benchmarks import apis, report
+
+from ._run import run_alone
 
 TINY = {"batch": 2, "embed_dim": 16, "num_heads": 2}
 
@@ -47,11 +47,8 @@ def test_flex_attention_has_no_backward_on_a_cpu():
 def test_the_apis_part_merges_alone(tmp_path, monkeypatch):
     monkeypatch.setattr(apis, "APIS_CONFIG", TINY)
     saved = {"device": "cpu", "other_part": {"kept": True}}
-    (tmp_path / "cpu.json").write_text(json.dumps(saved))
     argv = ["--parts", "apis", "--sizes", "8,16", "--repeat", "1", "--no-memory"]
-    assert cli.main([*argv, "--out", str(tmp_path)]) == 0
-    results = json.loads((tmp_path / "cpu.json").read_text())
-    assert {k: v for k, v in results.items() if k != "apis"} == saved
+    results = run_alone(tmp_path, saved, "apis", *argv)
     part = results["apis"]
     assert part["sizes"] == [8, 16] and list(part["results"]) == list(apis.FORMS)
     for row in part["results"].values():

@@ -1,12 +1,12 @@
 """The benchmarks' logic, not their timings: slopes, targets, the report, the command line."""
 
-import json
-
 import pytest
 import torch
 
 from attention_ref import KVCache
 from benchmarks import attention, cli, decode, low_precision, protocol, report
+
+from ._run import run, run_alone
 
 
 def _results(device="cpu"):
@@ -120,11 +120,9 @@ def test_targets_compare_the_ratios_at_the_largest_n():
 def test_command_line_merges_the_parts_it_measures(tmp_path, monkeypatch):
     monkeypatch.setattr(attention, "gemm_gflops", lambda device: 100.0)  # keep the test short
     saved = _results()
-    (tmp_path / "cpu.json").write_text(json.dumps(saved))
     argv = ["--parts", "forward,train", "--sizes", "32,64", "--repeat", "1"]
-    argv += ["--implementations", "reference,chunked,sdpa", "--no-memory", "--out", str(tmp_path)]
-    assert cli.main(argv) == 0
-    results = json.loads((tmp_path / "cpu.json").read_text())
+    argv += ["--implementations", "reference,chunked,sdpa", "--no-memory"]
+    results = run(tmp_path, saved, *argv)
     assert results["results"]["chunked"]["n"] == [32, 64]
     assert results["results"]["chunked"]["max_abs_diff_vs_sdpa"][0] < 1e-5
     assert results["targets"]["n"] == 64
@@ -134,13 +132,8 @@ def test_command_line_merges_the_parts_it_measures(tmp_path, monkeypatch):
 
 
 def test_decode_part_alone_leaves_the_rest_unchanged(tmp_path):
-    saved = _results()
-    (tmp_path / "cpu.json").write_text(json.dumps(saved))
-    argv = ["--parts", "decode", "--sizes", "4,8", "--repeat", "1", "--out", str(tmp_path)]
-    assert cli.main(argv) == 0
-    results = json.loads((tmp_path / "cpu.json").read_text())
-    assert {k: v for k, v in results.items() if k != "decode"} == saved
-    measured = results["decode"]
+    argv = ["--parts", "decode", "--sizes", "4,8", "--repeat", "1"]
+    measured = run_alone(tmp_path, _results(), "decode", *argv)["decode"]
     assert measured["lengths"] == [4, 8] and len(measured["cached_s"]) == 2
     assert min(measured["cached_s"] + measured["uncached_s"]) > 0
     assert set(measured["slopes"]) == {"cached", "uncached"}

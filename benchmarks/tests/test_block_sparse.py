@@ -1,12 +1,12 @@
 """The block-sparse part's logic at tiny sizes: what it times is right, the targets, the merge."""
 
-import json
-
 import pytest
 import torch
 
 from attention_ref.mask_mods import flex_reference
-from benchmarks import attention, block_sparse, cli
+from benchmarks import attention, block_sparse
+
+from ._run import run_alone
 
 
 @pytest.fixture
@@ -70,12 +70,8 @@ def test_targets_compare_the_ratios():
 
 def test_the_part_merges_alone(tmp_path, small_tiles):
     saved = {"device": "cpu", "another_part": {"lengths": [1]}}
-    (tmp_path / "cpu.json").write_text(json.dumps(saved))
     argv = ["--parts", "block-sparse", "--sizes", "64,128", "--repeat", "1", "--no-memory"]
-    assert cli.main([*argv, "--out", str(tmp_path)]) == 0
-    results = json.loads((tmp_path / "cpu.json").read_text())
-    assert {k: v for k, v in results.items() if k != "block_sparse"} == saved
-    part = results["block_sparse"]
+    part = run_alone(tmp_path, saved, "block_sparse", *argv)["block_sparse"]
     assert part["config"]["n"] == 128 and part["config"]["block_size"] == [32, 32]
     assert set(part["forward"]["time_s"]) == set(part["train"]["time_s"])
     assert min(part["train"]["time_s"].values()) > 0

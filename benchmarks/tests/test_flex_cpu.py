@@ -1,11 +1,11 @@
 """The FlexAttention-on-CPU part's logic at a tiny size, not its timings."""
 
-import json
-
 import pytest
 import torch
 
-from benchmarks import cli, flex_cpu, report
+from benchmarks import flex_cpu, report
+
+from ._run import run
 
 
 @pytest.mark.filterwarnings(f"ignore:{flex_cpu.EAGER}:UserWarning")  # "compiled" runs eagerly
@@ -36,9 +36,7 @@ def test_the_part_merges_alone_and_is_summarized(tmp_path, monkeypatch):
         "backward": None,
     }
     monkeypatch.setattr(flex_cpu, "run_flex_cpu", lambda repeat: measured)
-    (tmp_path / "cpu.json").write_text(json.dumps({"elsewhere": {"kept": True}}))
-    assert cli.main(["--parts", "flex-cpu", "--out", str(tmp_path)]) == 0
-    results = json.loads((tmp_path / "cpu.json").read_text())
+    results = run(tmp_path, {"elsewhere": {"kept": True}}, "--parts", "flex-cpu")
     assert results == {"elsewhere": {"kept": True}, "flex_cpu": measured}
     text = report.summary(results)
     assert "first compiled call: 9.5 s" in text and "backward: runs" in text

@@ -1,12 +1,12 @@
 """The latent-decode benchmark's logic, not its timings: the step, the cache, the saved part."""
 
-import json
-
 import pytest
 import torch
 
 from attention_ref import kv_cache_numel
-from benchmarks import cli, latent_decode, report
+from benchmarks import latent_decode, report
+
+from ._run import run_alone
 
 TINY = {
     "d_model": 32,
@@ -55,11 +55,8 @@ def test_the_cache_holds_what_kv_cache_numel_counts():
 def test_latent_decode_part_alone_leaves_the_rest_unchanged(tmp_path, monkeypatch):
     monkeypatch.setattr(latent_decode, "LATENT_DECODE_CONFIG", TINY)
     saved = {"device": "cpu", "date": "2025-01-01 00:00 UTC", "other_part": {"kept": True}}
-    (tmp_path / "cpu.json").write_text(json.dumps(saved))
-    argv = ["--parts", "latent-decode", "--sizes", "4,8", "--repeat", "1", "--out", str(tmp_path)]
-    assert cli.main(argv) == 0
-    results = json.loads((tmp_path / "cpu.json").read_text())
-    assert {k: v for k, v in results.items() if k != "latent_decode"} == saved
+    argv = ["--parts", "latent-decode", "--sizes", "4,8", "--repeat", "1"]
+    results = run_alone(tmp_path, saved, "latent_decode", *argv)
     part = results["latent_decode"]
     assert part["lengths"] == [4, 8]
     assert part["config"] == {
