@@ -9,6 +9,8 @@ import torch
 from hypothesis import strategies as st
 from torch import Tensor
 
+from attention_ref import padding_mask
+
 
 @dataclass
 class Case:
@@ -147,3 +149,39 @@ def score_functions(draw, H: int, dtype: torch.dtype) -> tuple[str, Callable | N
         return softcap(alibi(score, b, h, q_idx, kv_idx), b, h, q_idx, kv_idx)
 
     return f"alibi({H}) then softcap({cap})", score_mod
+
+
+def torch_mha_arguments(max_len: int) -> dict:
+    """Strategies for a test against ``nn.MultiheadAttention``: sizes, options and a mask."""
+    return {
+        "heads": st.integers(1, 4),
+        "head_dim": st.integers(1, 4),
+        "L": st.integers(1, max_len),
+        "S": st.integers(1, max_len),
+        "N": st.integers(1, 3),
+        "kdim": st.sampled_from([None, 3, 5]),
+        "vdim": st.sampled_from([None, 2, 6]),
+        "bias": st.booleans(),
+        "mask": st.sampled_from(["none", "causal", "bool", "padding", "float"]),
+        "dtype": st.sampled_from([torch.float32, torch.float64]),
+        "seed": st.integers(0, 2**16),
+    }
+
+
+def torch_mha_masks(mask: str, N: int, L: int, S: int, dtype: torch.dtype) -> tuple[dict, dict]:
+    """The mask ``mask`` (of `torch_mha_arguments`) as ours takes it (True = may attend) and as
+    ``nn.MultiheadAttention`` does (True = masked): two dicts of keyword arguments."""
+    if mask == "causal":  # self-attention: S = L
+        allowed = torch.ones(L, L, dtype=torch.bool).tril()
+        return {"is_causal": True}, {"attn_mask": ~allowed}
+    if mask == "bool":
+        allowed = torch.rand(L, S) < 0.7
+        allowed[:, 0] = True  # nn.MultiheadAttention gives NaN on fully masked rows
+        return {"attn_mask": allowed}, {"attn_mask": ~allowed}
+    if mask == "padding":
+        keep = padding_mask(torch.randint(1, S + 1, (N,)), S)  # (N, 1, 1, S), True = a token
+        return {"attn_mask": keep}, {"key_padding_mask": ~keep[:, 0, 0]}
+    if mask == "float":
+        bias = torch.randn(L, S, dtype=dtype)
+        return {"attn_mask": bias}, {"attn_mask": bias}
+    return {}, {}

@@ -8,7 +8,7 @@ from torch import nn
 
 from attention_ref import DecoderBlock, KVCache, apply_rope, kv_cache_numel
 
-from ._compare import assert_close_scaled
+from ._compare import ACTIVATIONS, assert_close_scaled, assert_same_values_and_grads
 
 GPT2 = {"activation": "gelu_tanh", "bias": True, "norm": "layernorm", "ffn": "mlp"}
 
@@ -68,16 +68,7 @@ def test_state_dict_keys_are_pytorchs_and_metas():
     }
 
 
-@pytest.mark.parametrize(
-    ("name", "reference"),
-    [
-        ("relu", torch.relu),
-        ("gelu", F.gelu),
-        ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
-        ("silu", F.silu),
-        (torch.tanh, torch.tanh),  # any callable
-    ],
-)
+@pytest.mark.parametrize(("name", "reference"), ACTIVATIONS)
 @pytest.mark.parametrize("ffn", ["mlp", "swiglu"])
 def test_activations_and_feed_forward(name, reference, ffn):
     torch.manual_seed(0)
@@ -90,12 +81,7 @@ def test_activations_and_feed_forward(name, reference, ffn):
     hidden = reference(block.linear1(h))
     if ffn == "swiglu":  # gate linear1, up linear3, down linear2
         hidden = hidden * block.linear3(h)
-    expected = block.linear2(hidden)
-    assert_close_scaled(out, expected)
-    g = torch.randn_like(out)
-    (ours,) = torch.autograd.grad((out * g).sum(), x)
-    (theirs,) = torch.autograd.grad((expected * g).sum(), x)
-    assert_close_scaled(ours, theirs, what="grad of x")
+    assert_same_values_and_grads(out, block.linear2(hidden), x)
 
 
 def test_rmsnorm_is_torchs_rmsnorm():

@@ -6,7 +6,7 @@ from torch import nn
 
 from attention_ref import TransformerEncoderLayer, causal_mask, padding_mask
 
-from ._compare import assert_close_scaled
+from ._compare import ACTIVATIONS, assert_close_scaled, assert_same_values_and_grads
 
 
 @given(
@@ -97,27 +97,13 @@ def test_bad_arguments():
         TransformerEncoderLayer(10, 3)
 
 
-@pytest.mark.parametrize(
-    ("name", "reference"),
-    [
-        ("relu", torch.relu),
-        ("gelu", torch.nn.functional.gelu),
-        ("gelu_tanh", lambda x: torch.nn.functional.gelu(x, approximate="tanh")),
-        ("silu", torch.nn.functional.silu),
-        (torch.tanh, torch.tanh),  # any callable
-    ],
-)
+@pytest.mark.parametrize(("name", "reference"), ACTIVATIONS)
 def test_activations_and_feed_forward(name, reference):
     torch.manual_seed(0)
     layer = TransformerEncoderLayer(8, 2, 12, activation=name).double().eval()
     x = torch.randn(2, 3, 8, dtype=torch.float64, requires_grad=True)
     expected = layer.linear2(reference(layer.linear1(x)))
-    out = layer._feed_forward(x)
-    assert_close_scaled(out, expected)
-    g = torch.randn_like(out)
-    (ours,) = torch.autograd.grad((out * g).sum(), x)
-    (theirs,) = torch.autograd.grad((expected * g).sum(), x)
-    assert_close_scaled(ours, theirs, what="grad of x")
+    assert_same_values_and_grads(layer._feed_forward(x), expected, x)
 
 
 def test_pytorchs_arguments_only():

@@ -1,3 +1,5 @@
+import functools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -7,7 +9,8 @@ from hypothesis import strategies as st
 from attention_ref import scaled_dot_product_attention
 from attention_ref.linear import elu_feature_map, linear_attention, linear_attention_weights
 
-from ._compare import assert_close_scaled, grads
+from ._bad_input import assert_names_the_argument
+from ._compare import assert_close_scaled, gradcheck_causal_or_not, grads
 from ._memory import AllocationRecorder
 
 
@@ -42,13 +45,7 @@ def test_gradients_equal_the_explicit_form(case):
 
 
 def test_gradcheck_float64():
-    gen = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(2, n, 3, dtype=torch.float64, generator=gen) for n in (7, 5, 5))
-    inputs = [t.requires_grad_() for t in (q, k, v)]
-    for is_causal in (False, True):
-        assert torch.autograd.gradcheck(
-            lambda *t, c=is_causal: linear_attention(*t, is_causal=c, chunk_size=3), inputs
-        )
+    gradcheck_causal_or_not(functools.partial(linear_attention, chunk_size=3), L=7, S=5)
 
 
 def test_feature_map_is_elu_plus_one_and_positive():
@@ -100,8 +97,4 @@ def test_causal_never_builds_the_attention_matrix():
     ],
 )
 def test_bad_input_names_the_argument(kwargs, error, message):
-    args = {"query": torch.randn(2, 3, 4), "key": torch.randn(2, 5, 4)}
-    args |= {"value": torch.randn(2, 5, 2), **kwargs}
-    with pytest.raises(error, match=message) as info:
-        linear_attention(**args)
-    assert info.traceback[-1].path.parent.name == "attention_ref"
+    assert_names_the_argument(linear_attention, kwargs, error, message, batch=(2,))

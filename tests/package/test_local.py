@@ -1,3 +1,5 @@
+import functools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -7,7 +9,8 @@ from hypothesis import strategies as st
 from attention_ref import scaled_dot_product_attention, sliding_window_mask
 from attention_ref.local import sliding_window_attention
 
-from ._compare import assert_close_scaled, grads
+from ._bad_input import assert_names_the_argument
+from ._compare import assert_close_scaled, gradcheck_causal_or_not, grads
 from ._memory import AllocationRecorder
 
 
@@ -55,13 +58,8 @@ def test_gradients_match_torch_with_the_mask(case):
 
 
 def test_gradcheck_float64():
-    gen = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(2, n, 3, dtype=torch.float64, generator=gen) for n in (9, 7, 7))
-    inputs = [t.requires_grad_() for t in (q, k, v)]
-    for is_causal in (False, True):
-        assert torch.autograd.gradcheck(
-            lambda *t, c=is_causal: sliding_window_attention(*t, 2, c, block_size=4), inputs
-        )
+    attention = functools.partial(sliding_window_attention, window=2, block_size=4)
+    gradcheck_causal_or_not(attention, L=9, S=7)
 
 
 def test_a_window_as_long_as_the_sequence_is_full_attention():
@@ -98,8 +96,4 @@ def test_cost_grows_with_the_window_not_the_length():
     ],
 )
 def test_bad_input_names_the_argument(kwargs, error, message):
-    args = {"query": torch.randn(2, 3, 4), "key": torch.randn(2, 5, 4)}
-    args |= {"value": torch.randn(2, 5, 2), **kwargs}
-    with pytest.raises(error, match=message) as info:
-        sliding_window_attention(**args)
-    assert info.traceback[-1].path.parent.name == "attention_ref"
+    assert_names_the_argument(sliding_window_attention, kwargs, error, message, batch=(2,))

@@ -12,7 +12,8 @@ from attention_ref import (
     scaled_dot_product_attention,
 )
 
-from ._compare import assert_close_scaled
+from ._compare import assert_close_scaled, masked_scores
+from .strategies import torch_mha_arguments, torch_mha_masks
 
 
 def _torch_inputs(module, query, key, value):
@@ -22,20 +23,7 @@ def _torch_inputs(module, query, key, value):
     return query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
 
 
-@given(
-    heads=st.integers(1, 4),
-    head_dim=st.integers(1, 4),
-    L=st.integers(1, 7),
-    S=st.integers(1, 7),
-    N=st.integers(1, 3),
-    kdim=st.sampled_from([None, 3, 5]),
-    vdim=st.sampled_from([None, 2, 6]),
-    bias=st.booleans(),
-    batch_first=st.booleans(),
-    mask=st.sampled_from(["none", "causal", "bool", "padding", "float"]),
-    dtype=st.sampled_from([torch.float32, torch.float64]),
-    seed=st.integers(0, 2**16),
-)
+@given(**torch_mha_arguments(max_len=7), batch_first=st.booleans())
 def test_matches_torch_multihead_attention(
     heads, head_dim, L, S, N, kdim, vdim, bias, batch_first, mask, dtype, seed
 ):
@@ -45,29 +33,12 @@ def test_matches_torch_multihead_attention(
         E, heads, bias=bias, kdim=kdim, vdim=vdim, batch_first=batch_first, dtype=dtype
     )
     ours = MultiHeadAttention.from_torch(theirs)
+    if mask == "causal":
+        S = L  # causal self-attention over one sequence
     query = torch.randn(N, L, E, dtype=dtype)
     key = torch.randn(N, S, kdim or E, dtype=dtype)
     value = torch.randn(N, S, vdim or E, dtype=dtype)
-
-    our_kwargs, their_kwargs = {}, {}
-    if mask == "causal":
-        S = L  # causal self-attention over one sequence
-        key = torch.randn(N, L, kdim or E, dtype=dtype)
-        value = torch.randn(N, L, vdim or E, dtype=dtype)
-        allowed = torch.ones(L, L, dtype=torch.bool).tril()
-        our_kwargs = {"is_causal": True}
-        their_kwargs = {"attn_mask": ~allowed}  # PyTorch MHA: True = masked
-    elif mask == "bool":
-        allowed = torch.rand(L, S) < 0.7
-        allowed[:, 0] = True  # nn.MultiheadAttention gives NaN on fully masked rows
-        our_kwargs, their_kwargs = {"attn_mask": allowed}, {"attn_mask": ~allowed}
-    elif mask == "padding":
-        lengths = torch.randint(1, S + 1, (N,))
-        our_kwargs = {"attn_mask": padding_mask(lengths, S)}
-        their_kwargs = {"key_padding_mask": ~padding_mask(lengths, S)[:, 0, 0]}
-    elif mask == "float":
-        bias_ = torch.randn(L, S, dtype=dtype)
-        our_kwargs = their_kwargs = {"attn_mask": bias_}
+    our_kwargs, their_kwargs = torch_mha_masks(mask, N, L, S, dtype)
 
     out, weights = ours(query, key, value, **our_kwargs)
     ref_out, ref_weights = theirs(
@@ -238,12 +209,7 @@ def _user_kernel(query, key, value, attn_mask=None, is_causal=False, scale=None,
         group = query.size(-3) // key.size(-3)
         key, value = (t.repeat_interleave(group, dim=-3) for t in (key, value))
     scores = query @ key.transpose(-2, -1) * (scale or query.size(-1) ** -0.5)
-    if is_causal:
-        attn_mask = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
-    if attn_mask is not None and attn_mask.dtype == torch.bool:
-        scores = scores.masked_fill(~attn_mask, float("-inf"))
-    elif attn_mask is not None:
-        scores = scores + attn_mask
+    scores = masked_scores(scores, attn_mask, is_causal)
     return torch.softmax(scores, dim=-1) @ value
 
 

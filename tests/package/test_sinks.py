@@ -21,7 +21,7 @@ from attention_ref import (
     scaled_dot_product_attention,
 )
 
-from ._compare import assert_close_scaled, grads
+from ._compare import assert_close_scaled, grads, masked_scores
 from .strategies import attention_cases
 
 
@@ -31,13 +31,7 @@ def _reference(query, key, value, sinks, attn_mask=None, is_causal=False, scale=
         group = query.size(-3) // key.size(-3)
         key, value = key.repeat_interleave(group, -3), value.repeat_interleave(group, -3)
     scale = 1 / math.sqrt(query.size(-1)) if scale is None else scale
-    scores = query @ key.transpose(-2, -1) * scale  # (..., H, L, S)
-    if is_causal:
-        attn_mask = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
-    if attn_mask is not None and attn_mask.dtype == torch.bool:
-        scores = scores.masked_fill(~attn_mask, float("-inf"))
-    elif attn_mask is not None:
-        scores = scores + attn_mask
+    scores = masked_scores(query @ key.transpose(-2, -1) * scale, attn_mask, is_causal)
     sink = sinks[..., None, None].expand(*scores.shape[:-1], 1)  # (..., H, L, 1)
     weights = torch.cat([scores, sink], dim=-1).softmax(dim=-1)[..., :-1]  # (..., H, L, S)
     return weights @ value

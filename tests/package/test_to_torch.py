@@ -6,27 +6,15 @@ import math
 import pytest
 import torch
 from hypothesis import given
-from hypothesis import strategies as st
 from torch import nn
 
-from attention_ref import MultiHeadAttention, chunked_attention, padding_mask
+from attention_ref import MultiHeadAttention, chunked_attention
 
 from ._compare import assert_close_scaled
+from .strategies import torch_mha_arguments, torch_mha_masks
 
 
-@given(
-    heads=st.integers(1, 4),
-    head_dim=st.integers(1, 4),
-    L=st.integers(1, 6),
-    S=st.integers(1, 6),
-    N=st.integers(1, 3),
-    kdim=st.sampled_from([None, 3, 5]),
-    vdim=st.sampled_from([None, 2, 6]),
-    bias=st.booleans(),
-    mask=st.sampled_from(["none", "causal", "bool", "padding", "float"]),
-    dtype=st.sampled_from([torch.float32, torch.float64]),
-    seed=st.integers(0, 2**16),
-)
+@given(**torch_mha_arguments(max_len=6))
 def test_to_torch_computes_the_same(heads, head_dim, L, S, N, kdim, vdim, bias, mask, dtype, seed):
     torch.manual_seed(seed)
     E = heads * head_dim
@@ -38,19 +26,7 @@ def test_to_torch_computes_the_same(heads, head_dim, L, S, N, kdim, vdim, bias, 
     query = torch.randn(N, L, E, dtype=dtype)
     key = torch.randn(N, S, kdim or E, dtype=dtype)
     value = torch.randn(N, S, vdim or E, dtype=dtype)
-    our_kwargs, their_kwargs = {}, {}
-    if mask == "causal":
-        allowed = torch.ones(L, L, dtype=torch.bool).tril()
-        our_kwargs, their_kwargs = {"is_causal": True}, {"attn_mask": ~allowed}  # True = masked
-    elif mask == "bool":
-        allowed = torch.rand(L, S) < 0.7
-        allowed[:, 0] = True  # nn.MultiheadAttention gives NaN on fully masked rows
-        our_kwargs, their_kwargs = {"attn_mask": allowed}, {"attn_mask": ~allowed}
-    elif mask == "padding":
-        keep = padding_mask(torch.randint(1, S + 1, (N,)), S)  # (N, 1, 1, S), True = a token
-        our_kwargs, their_kwargs = {"attn_mask": keep}, {"key_padding_mask": ~keep[:, 0, 0]}
-    elif mask == "float":
-        our_kwargs = their_kwargs = {"attn_mask": torch.randn(L, S, dtype=dtype)}
+    our_kwargs, their_kwargs = torch_mha_masks(mask, N, L, S, dtype)
     out, weights = ours(query, key, value, **our_kwargs)
     their_out, their_weights = theirs(query, key, value, **their_kwargs, average_attn_weights=False)
     assert_close_scaled(out, their_out)
