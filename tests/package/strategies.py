@@ -185,3 +185,20 @@ def torch_mha_masks(mask: str, N: int, L: int, S: int, dtype: torch.dtype) -> tu
         bias = torch.randn(L, S, dtype=dtype)
         return {"attn_mask": bias}, {"attn_mask": bias}
     return {}, {}
+
+
+def torch_layer_arguments(masks: list[str]) -> dict:
+    """Strategies for a test of a layer against PyTorch's (encoder or decoder): sizes,
+    options and one of ``masks``."""
+    return {
+        "heads": st.integers(1, 3),
+        "head_dim": st.integers(2, 4),  # LayerNorm over E = 1 feature is degenerate
+        "ff": st.integers(1, 12),
+        "N": st.integers(1, 3),
+        "activation": st.sampled_from(["relu", "gelu"]),
+        "norm_first": st.booleans(),
+        "bias": st.booleans(),
+        "mask": st.sampled_from(masks),
+        "dtype": st.sampled_from([torch.float32, torch.float64]),
+        "seed": st.integers(0, 2**16),
+    }

@@ -7,21 +7,13 @@ from torch import nn
 from attention_ref import TransformerDecoderLayer, causal_mask, padding_mask
 
 from ._compare import assert_close_scaled
+from .strategies import torch_layer_arguments
 
 
 @given(
-    heads=st.integers(1, 3),
-    head_dim=st.integers(2, 4),
-    ff=st.integers(1, 12),
+    **torch_layer_arguments(["none", "causal", "causal_hint", "memory"]),
     T=st.integers(1, 6),
     S=st.integers(1, 6),
-    N=st.integers(1, 3),
-    activation=st.sampled_from(["relu", "gelu"]),
-    norm_first=st.booleans(),
-    bias=st.booleans(),
-    mask=st.sampled_from(["none", "causal", "causal_hint", "memory"]),
-    dtype=st.sampled_from([torch.float32, torch.float64]),
-    seed=st.integers(0, 2**16),
 )
 def test_matches_torch_decoder_layer_in_eval(
     heads, head_dim, ff, T, S, N, activation, norm_first, bias, mask, dtype, seed

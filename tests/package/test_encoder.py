@@ -7,21 +7,10 @@ from torch import nn
 from attention_ref import TransformerEncoderLayer, causal_mask, padding_mask
 
 from ._compare import ACTIVATIONS, assert_close_scaled, assert_same_values_and_grads
+from .strategies import torch_layer_arguments
 
 
-@given(
-    heads=st.integers(1, 3),
-    head_dim=st.integers(2, 4),  # LayerNorm over E = 1 feature is degenerate
-    ff=st.integers(1, 12),
-    L=st.integers(1, 6),
-    N=st.integers(1, 3),
-    activation=st.sampled_from(["relu", "gelu"]),
-    norm_first=st.booleans(),
-    bias=st.booleans(),
-    mask=st.sampled_from(["none", "causal", "padding"]),
-    dtype=st.sampled_from([torch.float32, torch.float64]),
-    seed=st.integers(0, 2**16),
-)
+@given(**torch_layer_arguments(["none", "causal", "padding"]), L=st.integers(1, 6))
 def test_matches_torch_encoder_layer_in_eval(
     heads, head_dim, ff, L, N, activation, norm_first, bias, mask, dtype, seed
 ):
