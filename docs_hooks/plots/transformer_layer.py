@@ -91,14 +91,22 @@ def _draw_layer(ax: Axes, steps: list[tuple], title: str, text: dict[str, str]) 
         top = new_top
 
 
+def _side_by_side(
+    size: tuple[float, float], text: dict[str, str], *layers: tuple[list[tuple], str]
+) -> tuple[Figure, list[Axes]]:
+    """A figure of ``size`` with two ``(layer, title)`` drawn side by side: it, and its axes."""
+    fig = Figure(figsize=size, layout="constrained")
+    axes = list(fig.subplots(1, 2))
+    for ax, (layer, title) in zip(axes, layers, strict=True):
+        _draw_layer(ax, layer, title, text)
+    return fig, axes
+
+
 def fig_layer_diagram(lang: str) -> Figure:
     """The encoder layer in its two arrangements, Post-LN and Pre-LN, read from the bottom up."""
     text = LAYER_TEXT[lang]
-    fig = Figure(figsize=(7.0, 5.6), layout="constrained")
-    post, pre = fig.subplots(1, 2)
-    _draw_layer(post, POST_LN, text["post"], text)
-    _draw_layer(pre, PRE_LN, text["pre"], text)
-    return fig
+    pairs = (POST_LN, text["post"]), (PRE_LN, text["pre"])
+    return _side_by_side((7.0, 5.6), text, *pairs)[0]
 
 
 DEPTH = 24  # layers in the stack
@@ -219,10 +227,8 @@ LLAMA = [
 def fig_layer_blocks(lang: str) -> Figure:
     """The 2017 decoder layer beside a Llama block, read from the bottom up."""
     text = BLOCK_TEXT[lang]
-    fig = Figure(figsize=(7.4, 8.0), layout="constrained")
-    old, new = fig.subplots(1, 2)
-    _draw_layer(old, DECODER_2017, text["decoder"], text)
-    _draw_layer(new, LLAMA, text["llama"], text)
+    pairs = (DECODER_2017, text["decoder"]), (LLAMA, text["llama"])
+    fig, (old, new) = _side_by_side((7.4, 8.0), text, *pairs)
     new.set_ylim(old.get_ylim())  # the same scale in both panels
     # the encoder's output enters the cross-attention from the right
     old.text(1.75, 4.1, text["memory"], ha="center", va="center", fontsize=8.5, color="#546e7a")
