@@ -36,15 +36,11 @@ __all__ = ["MultiHeadLatentAttention"]
 
 
 def _check_sizes(
-    d_model: int,
-    num_heads: int,
-    kv_lora_rank: int,
-    qk_nope_head_dim: int,
-    qk_rope_head_dim: int,
-    v_head_dim: int,
-    q_lora_rank: int | None,
+    d_model: int, num_heads: int, sizes: tuple[int, int, int, int, int | None]
 ) -> None:
-    """Every size a positive int, ``qk_rope_head_dim`` even (RoPE rotates feature pairs)."""
+    """Every size a positive int, ``qk_rope_head_dim`` even (RoPE rotates feature pairs);
+    ``sizes``: the ranks and head widths, as `MultiHeadLatentAttention` names them."""
+    kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, q_lora_rank = sizes
     check_positive_int("d_model", d_model, "width")
     check_positive_int("num_heads", num_heads, "number of heads")
     check_positive_int("kv_lora_rank", kv_lora_rank, "rank")
@@ -163,7 +159,7 @@ class MultiHeadLatentAttention(nn.Module):
     ) -> None:
         super().__init__()
         sizes = (kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, q_lora_rank)
-        _check_sizes(d_model, num_heads, *sizes)
+        _check_sizes(d_model, num_heads, sizes)
         self.d_model, self.num_heads, self.q_lora_rank = d_model, num_heads, q_lora_rank
         self.kv_lora_rank, self.v_head_dim = kv_lora_rank, v_head_dim
         self.qk_nope_head_dim, self.qk_rope_head_dim = qk_nope_head_dim, qk_rope_head_dim
