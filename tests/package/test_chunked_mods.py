@@ -8,8 +8,8 @@ import torch
 import attention_ref.chunked as chunked_module
 from attention_ref import scaled_dot_product_attention
 from attention_ref.chunked import chunked_attention
+from attention_ref.flex import alibi, flex_reference, relative_bias, softcap
 from attention_ref.mask_mods import (
-    alibi,
     and_masks,
     block_sparsity,
     causal,
@@ -17,14 +17,11 @@ from attention_ref.mask_mods import (
     create_mask,
     dilated_sliding_window,
     document,
-    flex_reference,
     not_mask,
     or_masks,
     padding,
     prefix_lm,
-    relative_bias,
     sliding_window,
-    softcap,
 )
 from attention_ref.tile_plan import TilePlan, plan_tiles
 
