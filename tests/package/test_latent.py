@@ -195,26 +195,21 @@ def test_absorbed_equals_expanded_values_and_gradients(q_lora_rank, mask):
 
 @given(
     heads=st.integers(1, 3),
-    rank=st.integers(1, 6),
-    nope=st.integers(1, 4),
-    rope=st.sampled_from([2, 4]),
-    v=st.integers(1, 4),
+    sizes=st.fixed_dictionaries(  # the ranks and head widths, by the module's names
+        {
+            "kv_lora_rank": st.integers(1, 6),
+            "qk_nope_head_dim": st.integers(1, 4),
+            "qk_rope_head_dim": st.sampled_from([2, 4]),
+            "v_head_dim": st.integers(1, 4),
+        }
+    ),
     q_rank=st.sampled_from([None, 3]),
     L=st.integers(1, 5),
     seed=st.integers(0, 2**16),
 )
-def test_absorbed_equals_expanded_any_sizes(heads, rank, nope, rope, v, q_rank, L, seed):
+def test_absorbed_equals_expanded_any_sizes(heads, sizes, q_rank, L, seed):
     torch.manual_seed(seed)
-    m = MultiHeadLatentAttention(
-        8,
-        heads,
-        kv_lora_rank=rank,
-        qk_nope_head_dim=nope,
-        qk_rope_head_dim=rope,
-        v_head_dim=v,
-        q_lora_rank=q_rank,
-        dtype=F64,
-    )
+    m = MultiHeadLatentAttention(8, heads, **sizes, q_lora_rank=q_rank, dtype=F64)
     x = torch.randn(2, L, 8, dtype=F64)
     assert_close_scaled(m(x, is_causal=True, absorb=True), m(x, is_causal=True))
 
