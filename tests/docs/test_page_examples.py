@@ -277,7 +277,7 @@ def test_script_is_the_page_copies(doc: Path) -> None:
     code = [line for line in script.splitlines() if line.strip() and not line.startswith("# ")]
     copies = page_examples.page_copy(markdown, _lang(doc))
     copies = [line for line in copies.splitlines() if line.strip() and not line.startswith("# ")]
-    unprinted = functools.partial(re.sub, r"print\(|repr\(|\)", "")
+    unprinted = functools.partial(re.sub, r"print|repr|[()]", "")
     assert [unprinted(line) for line in code] == [unprinted(line) for line in copies]
 
 
