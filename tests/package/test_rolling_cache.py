@@ -199,7 +199,7 @@ def test_bad_rolling_caches():
     model = TinyDecoder(vocab_size=5)
     with pytest.raises(ValueError, match="cache_window: a rolling cache needs use_cache=True"):
         generate(model, torch.tensor([[1]]), 2, use_cache=False, cache_window=3)
-    with pytest.raises(ValueError, match="sink_tokens only with a window"):
+    with pytest.raises(ValueError, match="sink_tokens: expected 0 without a window, got 1"):
         generate(model, torch.tensor([[1]]), 2, sink_tokens=1)
     cache = KVCache(window=2)
     cache.update(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
