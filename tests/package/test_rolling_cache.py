@@ -203,5 +203,5 @@ def test_bad_rolling_caches():
         generate(model, torch.tensor([[1]]), 2, sink_tokens=1)
     cache = KVCache(window=2)
     cache.update(torch.ones(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
-    with pytest.raises(ValueError, match=r"kv_cache: expected new keys with the cached"):
+    with pytest.raises(ValueError, match=r"kv_cache: expected new tokens with the cached"):
         cache.update(torch.ones(1, 1, 1, 4), torch.ones(1, 1, 1, 4))
