@@ -159,6 +159,7 @@ def apply_rope(
     if positions is None:
         positions = torch.arange(length, device=x.device)
     positions = _check_positions(positions, x).to(device=x.device, dtype=compute)
+    # --8<-- [start:rotate]
     theta = base ** -(torch.arange(0, dim, 2, device=x.device, dtype=compute) / dim)  # (D/2,)
     angle = positions[..., None] * theta  # (..., L, D/2)
     cos, sin = angle.cos(), angle.sin()  # (..., L, D/2)
@@ -169,6 +170,7 @@ def apply_rope(
         x_a, x_b = x[..., : dim // 2], x[..., dim // 2 :]  # pairs (i, i + D/2)
     y_a = x_a * cos - x_b * sin  # (..., L, D/2)
     y_b = x_a * sin + x_b * cos
+    # --8<-- [end:rotate]
     if interleaved:
         y = torch.stack((y_a, y_b), dim=-1).flatten(-2)  # (..., L, D)
     else:
