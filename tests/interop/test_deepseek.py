@@ -10,7 +10,7 @@ same output, though its cached rotary keys are laid out differently from ours.
 import pytest
 import torch
 
-from attention_ref import KVCache, MultiHeadLatentAttention
+from attention_ref import LatentCache, MultiHeadLatentAttention
 
 transformers = pytest.importorskip("transformers")
 modeling = pytest.importorskip("transformers.models.deepseek_v3.modeling_deepseek_v3")
@@ -93,11 +93,11 @@ def test_matches_with_padding_and_positions(rope_interleave):
 @pytest.mark.parametrize("rope_interleave", [True, False])
 @pytest.mark.parametrize("absorb", [False, True])
 def test_decoding_matches_their_cache(rope_interleave, absorb):
-    """Prefill 4 tokens, then 3 one at a time: DynamicCache there, KVCache here."""
+    """Prefill 4 tokens, then 3 one at a time: DynamicCache there, LatentCache here."""
     theirs, ours, rotary, config = _pair(None, rope_interleave, bias=False)
     N, L = 2, 7
     x = torch.randn(N, L, E)
-    their_cache, our_cache = transformers.DynamicCache(config=config), KVCache()
+    their_cache, our_cache = transformers.DynamicCache(config=config), LatentCache()
     with torch.no_grad():
         for start, stop in [(0, 4), (4, 5), (5, 6), (6, 7)]:
             chunk, S = x[:, start:stop], stop
@@ -111,5 +111,5 @@ def test_decoding_matches_their_cache(rope_interleave, absorb):
             )
             actual = ours(chunk, is_causal=True, kv_cache=our_cache, absorb=absorb)
             torch.testing.assert_close(actual, expected)
-    assert our_cache.key.shape == (N, 1, L, SIZES["kv_lora_rank"])  # the normalized latent
-    torch.testing.assert_close(our_cache.key, their_cache.layers[0].keys)
+    assert our_cache.latent.shape == (N, 1, L, SIZES["kv_lora_rank"])  # the normalized latent
+    torch.testing.assert_close(our_cache.latent, their_cache.layers[0].keys)
