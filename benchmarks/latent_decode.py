@@ -51,7 +51,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from attention_ref import KVCache, MultiHeadAttention, MultiHeadLatentAttention
+from attention_ref import KVCache, LatentCache, MultiHeadAttention, MultiHeadLatentAttention
 
 from . import protocol
 
@@ -74,11 +74,13 @@ DESIGNS = {  # name: label
 }
 PREFILL_CHUNK = 256  # the prompt enters the cache in chunks: scores stay (H, 256, t)
 
-Step = Callable[[Tensor, KVCache], Tensor]  # (token (N, 1, E), cache) -> (N, 1, E)
+Cache = KVCache | LatentCache  # keys and values, or MLA's latents and rotated keys
+Step = Callable[[Tensor, Cache], Tensor]  # (token (N, 1, E), cache) -> (N, 1, E)
 
 
-def layers(config: dict[str, int]) -> dict[str, tuple[nn.Module, Step]]:
-    """Each design's attention layer (seeded, eval mode) and its step with a cache."""
+def layers(config: dict[str, int]) -> dict[str, tuple[nn.Module, Step, type[Cache]]]:
+    """Each design's attention layer (seeded, eval mode), its step with a cache, and the
+    cache it keeps."""
     torch.manual_seed(0)
     E, H, D = config["d_model"], config["num_heads"], config["head_dim"]
     mha = MultiHeadAttention(E, H, head_dim=D, bias=False, rope_base=10000.0).eval()
@@ -101,24 +103,33 @@ def layers(config: dict[str, int]) -> dict[str, tuple[nn.Module, Step]]:
         return lambda x, cache: mla(x, is_causal=True, kv_cache=cache, absorb=absorb)
 
     return {
-        "mha": (mha, heads(mha)),
-        "gqa": (gqa, heads(gqa)),
-        "mla_expanded": (mla, latent(False)),
-        "mla_absorbed": (mla, latent(True)),
+        "mha": (mha, heads(mha), KVCache),
+        "gqa": (gqa, heads(gqa), KVCache),
+        "mla_expanded": (mla, latent(False), LatentCache),
+        "mla_absorbed": (mla, latent(True), LatentCache),
     }
 
 
-def prefill(step: Step, x: Tensor, chunk: int = PREFILL_CHUNK) -> KVCache:
+def prefill(
+    step: Step, x: Tensor, chunk: int = PREFILL_CHUNK, kind: type[Cache] = KVCache
+) -> Cache:
     """A cache holding the tokens of ``x`` ``(N, t, E)``, filled ``chunk`` tokens at a time."""
-    cache = KVCache()
+    cache = kind()
     for start in range(0, x.size(1), chunk):
         step(x[:, start : start + chunk], cache)
     return cache
 
 
-def cache_bytes(cache: KVCache) -> int:
+def held(cache: Cache) -> tuple[Tensor | None, Tensor | None]:
+    """The tensors a cache holds: keys and values, or latents and rotated keys."""
+    if isinstance(cache, KVCache):
+        return cache.key, cache.value
+    return cache.latent, cache.rope_key
+
+
+def cache_bytes(cache: Cache) -> int:
     """The bytes of the tensors a cache holds."""
-    return sum(t.numel() * t.element_size() for t in (cache.key, cache.value) if t is not None)
+    return sum(t.numel() * t.element_size() for t in held(cache) if t is not None)
 
 
 @torch.no_grad()
@@ -145,12 +156,12 @@ def run_latent_decode(
     with protocol.progress(len(lengths) * repeat * len(designs), "latent-decode") as bar:
         for t in lengths:
             fns = {}
-            for name, (_, step) in designs.items():
-                cache = prefill(step, x[:, : t - 1])  # the prompt: t - 1 tokens cached
+            for name, (_, step, kind) in designs.items():
+                cache = prefill(step, x[:, : t - 1], kind=kind)  # the prompt: t - 1 tokens cached
                 per_token[name] = cache_bytes(cache) // (t - 1)
                 mib[name].append(protocol.sig(cache_bytes(cache) / 2**20) or 0.0)
 
-                def generate(step: Step = step, cache: KVCache = cache, t: int = t) -> Tensor:
+                def generate(step: Step = step, cache: Cache = cache, t: int = t) -> Tensor:
                     return step(x[:, t - 1 : t], copy.copy(cache))  # the cache stays at t - 1
 
                 fns[name] = generate
@@ -180,7 +191,7 @@ def run_latent_decode(
                 "time_s": [float(f"{s:.4g}") for s in times[name]],
                 "parameters": sum(p.numel() for p in module.parameters()),
             }
-            for name, (module, _) in designs.items()
+            for name, (module, _, _) in designs.items()
         },
         "slopes": {  # log-log least squares
             name: round(protocol.fit_slope(lengths, times[name]) or 0.0, 2) for name in designs

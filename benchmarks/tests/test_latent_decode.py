@@ -22,16 +22,16 @@ TINY = {
 
 @pytest.mark.parametrize("name", list(latent_decode.DESIGNS))
 def test_a_step_with_the_prefilled_cache_equals_the_full_forward(name):
-    _, step = latent_decode.layers(TINY)[name]
+    _, step, kind = latent_decode.layers(TINY)[name]
     x = torch.randn(1, 7, TINY["d_model"], generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        cache = latent_decode.prefill(step, x[:, :6], chunk=4)  # two chunks: 4 and 2 tokens
-        held = (cache.key, cache.value)
+        cache = latent_decode.prefill(step, x[:, :6], chunk=4, kind=kind)  # 4 and 2 tokens
+        held = latent_decode.held(cache)
         first = step(x[:, 6:], latent_decode.copy.copy(cache))
         again = step(x[:, 6:], latent_decode.copy.copy(cache))  # as each timed call does
         full = step(x, None)
     assert len(cache) == 6 and cache.tokens_seen == 6  # the copies left it at 6 tokens
-    assert cache.key is held[0] and cache.value is held[1]
+    assert all(a is b for a, b in zip(latent_decode.held(cache), held, strict=True))
     torch.testing.assert_close(first[:, -1], full[:, -1], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(again, first)
 
@@ -46,8 +46,8 @@ def test_the_cache_holds_what_kv_cache_numel_counts():
         "mla_absorbed": {"kv_lora_rank": 8, "qk_rope_head_dim": 4},
     }
     with torch.no_grad():
-        for name, (_, step) in designs.items():
-            cache = latent_decode.prefill(step, x)
+        for name, (_, step, kind) in designs.items():
+            cache = latent_decode.prefill(step, x, kind=kind)
             numel = kv_cache_numel(layers=1, batch=1, tokens=5, **expected[name])
             assert latent_decode.cache_bytes(cache) == numel * 4  # float32
 

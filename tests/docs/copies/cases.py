@@ -20,12 +20,22 @@ class Tiling(NamedTuple):
     """The fields of attention_ref.chunked._Tiling, which a copy does not need to define."""
 
     batch: torch.Size
-    is_causal: bool
     scale: float
     b_q: int
     b_k: int
-    plan: object = None  # a mask_mod's TilePlan
+    plan: object  # what the tile loop visits and keeps (attention_ref.tile_plan)
     score_mod: object = None
+    q_offset: int = 0
+
+
+class DensePlan(NamedTuple):
+    """A plan as the tile loop reads one: every tile, each kept where a bool (L, S) mask is."""
+
+    tiles: tuple
+    mask: torch.Tensor
+
+    def keep(self, rows: slice, cols: slice, device=None) -> torch.Tensor:
+        return self.mask[rows, cols][None]  # (1, b_q, b_k)
 
 
 def _qkv(*shape_q: int, s: int = 5, ev: int | None = None, dtype=torch.float64):
@@ -53,7 +63,10 @@ def case__online_softmax_step_(ns):
 def _blocked(ns, is_causal: bool):
     q, k, v = _qkv(2, 7, 4, s=9)
     mask = None if is_causal else torch.rand(7, 9, generator=torch.Generator().manual_seed(2)) > 0.3
-    return q, k, v, mask, Tiling(torch.Size([2]), is_causal, 0.5, 3, 4)
+    keep = torch.ones(7, 9, dtype=torch.bool).tril() if is_causal else mask
+    blocks = tuple(slice(j, min(j + 4, 9)) for j in range(0, 9, 4))
+    tiles = tuple((slice(i, min(i + 3, 7)), blocks) for i in range(0, 7, 3))
+    return q, k, v, mask, Tiling(torch.Size([2]), 0.5, 3, 4, DensePlan(tiles, keep))
 
 
 def case__forward(ns):
@@ -88,13 +101,13 @@ def _x(*shape):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(2))
 
 
-def case__split_heads(ns):
+def case_split_heads(ns):
     return ns["split_heads"](_x(2, 3, 8), 4)
 
 
-def case__merge_heads(ns):
+def case_merge_heads(ns):
     return ns["merge_heads"](_x(2, 4, 3, 2))
 
 
-def case__alibi_slopes(ns):
+def case_alibi_slopes(ns):
     return [ns["alibi_slopes"](h) for h in (1, 6, 8, 12)]
