@@ -77,7 +77,7 @@ def softcap(cap: float) -> ScoreMod:
 
     Near zero the scores are unchanged; large ones approach ``±cap``: the logits stay bounded
     (what keeps them finite in low precision), but a gap of up to ``2·cap`` between two scores
-    remains, so at Gemma 2's cap of 50 one key can still take all the weight. The scale
+    remains, so at Gemma 2's cap of 50 one key can still take nearly all the weight. The scale
     (``1/√D`` by default) is applied before.
 
     Args:
@@ -186,9 +186,11 @@ def flex_reference(
     $$s_{b,h,q,kv} = \mathrm{score\_mod}(\mathrm{scale}\; Q_{b,h,q} \cdot K_{b,h,kv},\,
       b, h, q, kv),\qquad
       O_{b,h,q} = \sum_{kv\,:\ \mathrm{mask\_mod}(b,h,q,kv)}
-      \frac{e^{s_{b,h,q,kv}}}{\sum_{kv'} e^{s_{b,h,q,kv'}}}\, V_{b,h,kv}$$
+      \frac{e^{s_{b,h,q,kv}}}{\sum_{kv'\,:\ \mathrm{mask\_mod}(b,h,q,kv')} e^{s_{b,h,q,kv'}}}\,
+      V_{b,h,kv}$$
 
-    The scores, then ``score_mod``, then the mask, then the softmax. A query that the mask
+    The scores, then ``score_mod``, then the mask, then the softmax over the keys the mask
+    keeps. A query that the mask
     leaves no key gets zeros (SDPA's convention) and a log-sum-exp of ``-inf``. Both
     functions are called once, on index tensors that broadcast to (N, H, L, S) (see
     [`create_mask`][attention_ref.create_mask]); ``h`` is the query head. Everything is

@@ -219,8 +219,8 @@ class MultiHeadLatentAttention(nn.Module):
                 normalized latents and rotated shared keys; the new tokens' are appended. A
                 rolling cache adds its own rule, whatever ``is_causal`` says.
             absorb: Fold ``kv_b_proj``'s key half into the query and its value half into
-                the output, so attention runs over the latent and per-head keys and values
-                are never formed (DeepSeek-V2 §2.1.2). The same result either way.
+                the output, so attention runs over the latent and the per-head keys k^C and
+                values v^C are never formed (DeepSeek-V2 §2.1.2). The same result either way.
 
         Returns:
             ``(N, L, E)``.

@@ -14,7 +14,7 @@ come after cached keys, ``create_mask(..., q_offset=...)`` passes ``q_idx + q_of
   ``dilated_sliding_window``, ``padding``;
 - combinators: ``and_masks``, ``or_masks``, ``not_mask``;
 - ``create_mask``: the rule as a bool (N, H, L, S) tensor;
-- ``block_sparsity``: how many (block_size × block_size) tiles the rule leaves empty;
+- ``block_sparsity``: the percentage of (block_size × block_size) tiles the rule leaves empty;
 - from ``attention_ref.flex``: the score functions ``alibi``, ``softcap``, ``relative_bias``
   and ``flex_reference``, FlexAttention's semantics in plain PyTorch.
 

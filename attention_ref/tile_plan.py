@@ -6,7 +6,8 @@ mask as a function of indices, ``mask_mod(b, h, q_idx, kv_idx) -> bool`` (see
 all, in the forward or the backward pass; a tile where it allows everything is computed
 without a mask; only the others, partly masked, call the function on their own indices and
 mask inside. ``plan_tiles`` sorts the tiles into these three kinds, like the ``BlockMask`` of
-PyTorch's ``create_block_mask``.
+PyTorch's ``create_block_mask``, but with one grid for the whole batch and all heads, which are
+computed together (a ``BlockMask`` sorts the tiles of each sequence and head).
 
 Sorting the tiles is exact: it calls ``mask_mod`` on every index once (a row of tiles at a
 time, never on all of (L, S) at once), an elementwise pass over L·S that costs a good part of
