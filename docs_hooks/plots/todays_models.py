@@ -46,7 +46,7 @@ TEXT = {
         ],
     },
     "zh": {
-        "sink_title": "计数 TinyDecoder（在 8 个词元上训练）放在第一个词元上的权重",
+        "sink_title": "计数解码器 TinyDecoder（在 8 个词元上训练）放在词元 0 上的权重",
         "linear": "线性坐标",
         "log": "对数坐标",
         "query": "查询位置 t",
