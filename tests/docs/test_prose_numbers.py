@@ -83,7 +83,7 @@ ALLOWED: list[Allowed] = [
     Allowed("pitfalls.zh.md", "按 1/√d_model 缩放", SCALE),
     Allowed(
         "index.zh.md",
-        "公式算四分之一分钟",
+        "四分之一分钟",
         "the reading-time convention (a displayed formula counts a quarter of a minute): a rule"
         " the site sets, not a measurement",
     ),
