@@ -73,6 +73,11 @@ class TinyDecoder(nn.Module):
         self.norm = RMSNorm(d_model, eps=1e-5)  # the layers' eps: one rms_norm_eps, as in Llama
         self.head = nn.Linear(d_model, vocab_size, bias=False)
 
+    def new_caches(self, window: int | None = None, sink_tokens: int = 0) -> list[KVCache]:
+        """One empty [`KVCache`][attention_ref.KVCache] per layer; with ``window``, rolling
+        caches that keep the first ``sink_tokens`` and the last ``window`` tokens."""
+        return [KVCache(window=window, sink_tokens=sink_tokens) for _ in self.layers]
+
     def forward(
         self,
         tokens: Tensor,
@@ -108,10 +113,10 @@ def generate(
 
     Args:
         model: A [`TinyDecoder`][attention_ref.TinyDecoder] (or any model with its
-            ``forward(tokens, caches, attn_mask=...)`` and ``layers``).
+            ``forward(tokens, caches, attn_mask=...)`` and ``new_caches(window, sink_tokens)``).
         prompt: ``(N, L)`` token ids.
         max_new_tokens: How many tokens to generate.
-        use_cache: Keep a [`KVCache`][attention_ref.KVCache] per layer.
+        use_cache: Keep a [`KVCache`][attention_ref.KVCache] per layer (``model.new_caches``).
         cache_window: Rolling caches, ``KVCache(window=cache_window,
             sink_tokens=sink_tokens)``: each holds the first ``sink_tokens`` and the last
             ``cache_window`` tokens, never more, and every query attends to those only
@@ -145,10 +150,12 @@ def generate(
         raise ValueError(f"cache_window: a rolling cache needs use_cache=True, got {cache_window}")
     tokens, new, caches = prompt, prompt, None
     if use_cache:  # with a cache_window, each holds sink_tokens + cache_window tokens at most
-        caches = [KVCache(window=cache_window, sink_tokens=sink_tokens) for _ in model.layers]
+        caches = model.new_caches(cache_window, sink_tokens)
+    # --8<-- [start:loop]
     for _ in range(max_new_tokens):
         logits = model(new, caches) if use_cache else model(tokens)  # (N, L or 1, V)
         next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (N, 1): the most likely
         tokens = torch.cat([tokens, next_token], dim=1)
         new = next_token  # with a cache, the next step runs only this token
+    # --8<-- [end:loop]
     return tokens
