@@ -11,6 +11,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
+from .search import search_results
 from .site_pages import SITE, Page, base_path, pages, site_url
 from .visit import Visits, has_cjk
 
@@ -140,26 +141,7 @@ SEARCHES = [
 @pytest.mark.parametrize(("lang", "query"), SEARCHES, ids=[q for _, q in SEARCHES])
 def test_search_lists_own_language_first(lang: str, query: str, visits: Visits) -> None:
     """Typed into the search box of a page, a query lists pages of that page's language first."""
-    home = Page(lang, "")
-    context = visits.context(home, {"width": 1280, "height": 900})
-    try:
-        browser_page = context.new_page()
-        browser_page.goto(visits.url(home), wait_until="networkidle")
-        browser_page.click(".md-search__input")
-        browser_page.keyboard.type(query, delay=30)
-        if not query.isascii():
-            # Playwright enters characters off the keyboard as an IME commits them, without key
-            # events; Material's search reads the box on keyup, which the IME's commit key sends.
-            browser_page.keyboard.up("Space")
-        browser_page.wait_for_selector(".md-search-result__item", timeout=10_000)
-        browser_page.wait_for_timeout(300)
-        found = browser_page.eval_on_selector_all(
-            ".md-search-result__item > .md-search-result__link",
-            "links => links.map(a => new URL(a.href).pathname)",
-        )
-        found = list(dict.fromkeys(found))  # a page's sections follow it: one entry per page
-    finally:
-        context.close()
+    found = search_results(visits, lang, query)
     zh = [path.startswith(base_path() + "zh/") for path in found]
     own = [is_zh == (lang == "zh") for is_zh in zh]
     assert found, f"no result for {query!r}"
