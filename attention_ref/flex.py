@@ -183,11 +183,13 @@ def flex_reference(
 ) -> Tensor | tuple[Tensor, Tensor]:
     r"""What ``torch.nn.attention.flex_attention`` computes, in plain PyTorch.
 
-    $$s_{b,h,q,kv} = \mathrm{score\_mod}(\mathrm{scale}\; Q_{b,h,q} \cdot K_{b,h,kv},\,
-      b, h, q, kv),\qquad
-      O_{b,h,q} = \sum_{kv\,:\ \mathrm{mask\_mod}(b,h,q,kv)}
+    $$\begin{aligned}
+      s_{b,h,q,kv} &= \mathrm{score\_mod}(\mathrm{scale}\; Q_{b,h,q} \cdot K_{b,h,kv},\,
+      b, h, q, kv), \\
+      O_{b,h,q} &= \sum_{kv\,:\ \mathrm{mask\_mod}(b,h,q,kv)}
       \frac{e^{s_{b,h,q,kv}}}{\sum_{kv'\,:\ \mathrm{mask\_mod}(b,h,q,kv')} e^{s_{b,h,q,kv'}}}\,
-      V_{b,h,kv}$$
+      V_{b,h,kv}
+      \end{aligned}$$
 
     The scores, then ``score_mod``, then the mask, then the softmax over the keys the mask
     keeps. A query that the mask
