@@ -76,7 +76,20 @@ def gather(
     q_offset: int = 0,
 ) -> Masks:
     """The masks of a module's call after its cache ``update``: the caller's ``mask_mod``,
-    ``is_causal`` (``causal()`` over positions) and the cache's own ``rule()``, ANDed."""
+    ``is_causal`` (``causal()`` over positions) and the cache's own ``rule()``, ANDed.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref.mask_pipeline import gather
+        >>> def last_three(b, h, q_idx, kv_idx):  # the query and the 2 keys before it
+        ...     return q_idx - kv_idx < 3
+        >>> masks = gather((1, 1, 2, 6), None, True, last_three, q_offset=4)  # 2 after 4
+        >>> masks.is_causal, masks.q_offset  # causal is now part of the rule
+        (False, 4)
+        >>> masks.rule(0, 0, torch.arange(4, 6)[:, None], torch.arange(6)).int()
+        tensor([[0, 0, 1, 1, 1, 0],
+                [0, 0, 0, 1, 1, 1]], dtype=torch.int32)
+    """
     if attn_mask is not None:
         check_mask(attn_mask, torch.Size(shape))
     cache_rule = None if kv_cache is None else kv_cache.rule()
