@@ -407,7 +407,11 @@ def chunked_attention(
         >>> torch.allclose(causal, scaled_dot_product_attention(q, k, v, is_causal=True))
         True
         >>> from attention_ref.mask_mods import flex_reference, sliding_window
-        >>> window = sliding_window(2)  # a mask function: 7 of the 3 × 4 tiles are empty
+        >>> window = sliding_window(2)  # a mask function: tiles it leaves empty are skipped
+        >>> from attention_ref.tile_plan import plan_tiles
+        >>> plan = plan_tiles(window, 2, 3, 5, 7, block_size=2)  # 3 × 4 tiles of 2 × 2
+        >>> plan.skipped, plan.total
+        (7, 12)
         >>> out = chunked_attention(q, k, v, block_size=2, mask_mod=window)
         >>> torch.allclose(out, flex_reference(q, k, v, mask_mod=window), atol=1e-6)
         True
