@@ -22,10 +22,10 @@ from .visit import DESKTOP, JS, MOBILE, Visits
 def _stranded(browser_page) -> dict[str, list[str]]:
     return {
         "line starts with closing punctuation": browser_page.evaluate(
-            JS["line_start_punctuation"], CLOSING_FULL_WIDTH
+            JS["stranded_punctuation"], {"marks": CLOSING_FULL_WIDTH, "edge": "start"}
         ),
         "line ends with opening punctuation": browser_page.evaluate(
-            JS["line_end_punctuation"], OPENING_FULL_WIDTH
+            JS["stranded_punctuation"], {"marks": OPENING_FULL_WIDTH, "edge": "end"}
         ),
     }
 
@@ -64,7 +64,9 @@ def test_the_check_finds_an_opening_bracket_left_before_a_formula(browser: Brows
     browser_page = browser.new_page()
     try:
         browser_page.set_content(html)
-        found = browser_page.evaluate(JS["line_end_punctuation"], OPENING_FULL_WIDTH)
+        found = browser_page.evaluate(
+            JS["stranded_punctuation"], {"marks": OPENING_FULL_WIDTH, "edge": "end"}
+        )
         assert bool(found) != bound, found
     finally:
         browser_page.close()
