@@ -79,24 +79,16 @@ TIME_TEXT = {
 }
 
 
-def decode_results(results: dict[str, Any]) -> dict[str, Any]:
-    """The ``"decode"`` part of saved results (``json.load`` of ``<device>.json``).
-
-    Raises:
-        KeyError: If the results have no decoding measurements, naming the command to run.
-    """
-    return measured.results_part(results, "decode", "decoding measurements", "decode")
-
-
 def plot_decode(results: dict[str, Any], lang: str = "en") -> Figure:
     """Time per generated token against t, log-log, with and without the cache.
 
     Raises:
-        KeyError: If the results have no decoding measurements.
+        KeyError: If the results have no decoding measurements, naming the command to run.
         ValueError: On an unknown ``lang``.
     """
     measured.check_lang(lang, TIME_TEXT)
-    labels, decode = TIME_TEXT[lang], decode_results(results)
+    labels = TIME_TEXT[lang]
+    decode = measured.results_part(results, "decode", "decoding measurements", "decode")
     fig = Figure(figsize=(7.5, 4.6), layout="constrained")
     ax = fig.add_subplot()
     for key in ("uncached", "cached"):

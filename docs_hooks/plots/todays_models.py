@@ -208,24 +208,16 @@ DECODE_TEXT = {
 }
 
 
-def latent_decode_results(results: dict[str, Any]) -> dict[str, Any]:
-    """The ``"latent_decode"`` part of saved results (``json.load`` of ``<device>.json``).
-
-    Raises:
-        KeyError: If the results have no such measurements, naming the command to run.
-    """
-    return measured.results_part(results, "latent_decode", "MHA/GQA/MLA decoding", "latent-decode")
-
-
 def plot_latent_decode(results: dict[str, Any], lang: str = "en") -> Figure:
     """Time per generated token and the cache's memory against t, for MHA, GQA and MLA.
 
     Raises:
-        KeyError: If the results have no ``latent_decode`` part.
+        KeyError: If the results have no ``latent_decode`` part, naming the command to run.
         ValueError: On an unknown ``lang``.
     """
     measured.check_lang(lang, DECODE_TEXT)
-    text, part = DECODE_TEXT[lang], latent_decode_results(results)
+    text = DECODE_TEXT[lang]
+    part = measured.results_part(results, "latent_decode", "MHA/GQA/MLA decoding", "latent-decode")
     config, lengths = part["config"], part["lengths"]
     fig = Figure(figsize=(7.8, 4.0), layout="constrained")
     timing, memory = fig.subplots(1, 2)
