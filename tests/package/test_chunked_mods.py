@@ -6,23 +6,10 @@ import pytest
 import torch
 
 import attention_ref.chunked as chunked_module
+from attention_ref import mask_mods as mm
 from attention_ref import scaled_dot_product_attention
 from attention_ref.chunked import chunked_attention
 from attention_ref.flex import alibi, flex_reference, relative_bias, softcap
-from attention_ref.mask_mods import (
-    and_masks,
-    block_sparsity,
-    causal,
-    chunked,
-    create_mask,
-    dilated_sliding_window,
-    document,
-    not_mask,
-    or_masks,
-    padding,
-    prefix_lm,
-    sliding_window,
-)
 from attention_ref.tile_plan import TilePlan, plan_tiles
 
 from ._compare import assert_close_scaled
@@ -40,15 +27,15 @@ def _per_batch(b, h, q_idx, kv_idx):  # batch 1 sees nothing at all: zeros
 
 MASKS = {
     "none": None,
-    "causal": causal(),
-    "causal window": and_masks(causal(), sliding_window(4)),
-    "window": sliding_window(3),
-    "documents": and_masks(causal(), document(torch.tensor([0] * 5 + [1] * 8 + [2] * 4))),
-    "padding": padding(torch.tensor([3, 17])),
-    "prefix_lm": prefix_lm(5),
-    "chunked": chunked(4),
-    "dilated": dilated_sliding_window(3, 2),
-    "or/not": or_masks(not_mask(causal()), sliding_window(2)),
+    "causal": mm.causal(),
+    "causal window": mm.and_masks(mm.causal(), mm.sliding_window(4)),
+    "window": mm.sliding_window(3),
+    "documents": mm.and_masks(mm.causal(), mm.document(torch.tensor([0] * 5 + [1] * 8 + [2] * 4))),
+    "padding": mm.padding(torch.tensor([3, 17])),
+    "prefix_lm": mm.prefix_lm(5),
+    "chunked": mm.chunked(4),
+    "dilated": mm.dilated_sliding_window(3, 2),
+    "or/not": mm.or_masks(mm.not_mask(mm.causal()), mm.sliding_window(2)),
     "per head": _per_head,
     "per batch": _per_batch,
 }
@@ -151,14 +138,14 @@ def _count_tiles(monkeypatch):
 def test_empty_tiles_are_skipped_in_the_forward_and_the_backward(monkeypatch):
     calls = _count_tiles(monkeypatch)
     q, k, v = (torch.randn(1, 2, 64, 4, requires_grad=True) for _ in range(3))
-    window = and_masks(causal(), sliding_window(16))  # 8 × 8 tiles of 8: 3 diagonals
+    window = mm.and_masks(mm.causal(), mm.sliding_window(16))  # 8 × 8 tiles of 8: 3 diagonals
     out = chunked_attention(q, k, v, block_size=8, mask_mod=window)
     plan = plan_tiles(window, 1, 2, 64, 64, block_size=8)
     assert (plan.total, plan.skipped, len(plan.partial)) == (64, 43, 14)  # 8 + 7 + 6 computed
     assert len(calls) == 21
     out.sum().backward()
     assert len(calls) == 2 * 21  # the backward visits the same 21 tiles
-    assert plan.skipped / plan.total * 100 == block_sparsity(window, 1, 2, 64, 64, block_size=8)
+    assert plan.skipped / plan.total * 100 == mm.block_sparsity(window, 1, 2, 64, 64, block_size=8)
 
 
 def test_a_tile_is_skipped_only_if_every_batch_element_and_head_leaves_it_empty():
@@ -171,9 +158,9 @@ def test_a_tile_is_skipped_only_if_every_batch_element_and_head_leaves_it_empty(
 
 def test_a_plan_is_reused_and_checked(monkeypatch):
     q, k, v, _ = _inputs(kv_heads=H)
-    plan = plan_tiles(causal(), N, H, L, S, block_size=(4, 6))
+    plan = plan_tiles(mm.causal(), N, H, L, S, block_size=(4, 6))
     assert isinstance(plan, TilePlan)
-    expected = flex_reference(q, k, v, mask_mod=causal())
+    expected = flex_reference(q, k, v, mask_mod=mm.causal())
     assert_close_scaled(chunked_attention(q, k, v, mask_mod=plan), expected)  # its block size
     with pytest.raises(ValueError, match=r"mask_mod: expected a plan for \(N, H, L, S\)"):
         chunked_attention(q, k, v, mask_mod=plan, block_size=4)
@@ -194,13 +181,13 @@ def test_a_row_the_mask_leaves_empty_gives_zeros_and_finite_gradients():
     ("kwargs", "error", "message"),
     [
         (
-            {"mask_mod": causal(), "q_offset": -1},
+            {"mask_mod": mm.causal(), "q_offset": -1},
             ValueError,
             r"q_offset: expected a position >= 0, got -1",
         ),
         (
             {
-                "mask_mod": plan_tiles(causal(), 1, 2, 3, 5, block_size=2),
+                "mask_mod": plan_tiles(mm.causal(), 1, 2, 3, 5, block_size=2),
                 "block_size": 2,
                 "q_offset": 3,
             },
@@ -226,7 +213,7 @@ def test_a_row_the_mask_leaves_empty_gives_zeros_and_finite_gradients():
             r"score_mod: expected a result broadcastable to \(N, H, L, S\)",
         ),
         (
-            {"mask_mod": causal(), "query": torch.randn(2, 3, 4)},
+            {"mask_mod": mm.causal(), "query": torch.randn(2, 3, 4)},
             ValueError,
             r"query: expected 4 dimensions \(N, H, length, width\), got 3",
         ),
@@ -252,7 +239,7 @@ def test_a_rule_meets_a_tensor_is_causal_and_an_offset(q_offset, mask, is_causal
     apply), at q_offset: the rows of the full attention for queries q_offset.. ."""
     gen = torch.Generator().manual_seed(q_offset)
     q, k, v = (torch.randn(2, 3, n, 4, generator=gen, dtype=torch.float64) for n in (5, 8, 8))
-    rule = sliding_window(4, sink_tokens=1)
+    rule = mm.sliding_window(4, sink_tokens=1)
     tensor = {
         "none": None,
         "bool": torch.rand(2, 1, 5, 8, generator=gen) < 0.8,
@@ -263,8 +250,8 @@ def test_a_rule_meets_a_tensor_is_causal_and_an_offset(q_offset, mask, is_causal
     got = chunked_attention(
         q, k, v, tensor, is_causal, block_size=(2, 3), mask_mod=rule, q_offset=q_offset
     )
-    allowed = create_mask(
-        and_masks(rule, causal()) if is_causal else rule, 2, 3, 5, 8, q_offset=q_offset
+    allowed = mm.create_mask(
+        mm.and_masks(rule, mm.causal()) if is_causal else rule, 2, 3, 5, 8, q_offset=q_offset
     )
     dense = allowed if tensor is None or tensor.dtype != torch.bool else allowed & tensor
     if tensor is not None and tensor.is_floating_point():

@@ -19,23 +19,8 @@ from torch.nn.attention import flex_attention as fa
 
 import attention_ref
 from attention_ref import alibi_bias
-from attention_ref.mask_mods import (
-    alibi,
-    and_masks,
-    causal,
-    chunked,
-    create_mask,
-    dilated_sliding_window,
-    document,
-    flex_reference,
-    not_mask,
-    or_masks,
-    padding,
-    prefix_lm,
-    relative_bias,
-    sliding_window,
-    softcap,
-)
+from attention_ref import mask_mods as mm
+from attention_ref.flex import alibi, flex_reference, relative_bias, softcap
 from tests.package._compare import assert_close_scaled, grads
 from tests.package.strategies import mask_functions, score_functions
 
@@ -49,17 +34,17 @@ def masks(N: int, S: int, seed: int = 0) -> dict:
     lengths = torch.randint(0, S + 1, (N,), generator=gen)  # some may be 0: empty rows
     return {
         "none": None,
-        "causal": causal(),
-        "sliding_window": sliding_window(3),
-        "prefix_lm": prefix_lm(torch.randint(0, S + 1, (N,), generator=gen)),
-        "document": document(ids),
-        "causal documents": and_masks(causal(), document(ids)),
-        "chunked": chunked(4),
-        "dilated": dilated_sliding_window(3, 2),
-        "padding": padding(lengths),
-        "causal + padding": and_masks(causal(), padding(lengths)),
-        "window or first key": or_masks(sliding_window(2), lambda b, h, q, kv: kv == 0),
-        "not causal": not_mask(causal()),  # the last query sees nothing when L = S
+        "causal": mm.causal(),
+        "sliding_window": mm.sliding_window(3),
+        "prefix_lm": mm.prefix_lm(torch.randint(0, S + 1, (N,), generator=gen)),
+        "document": mm.document(ids),
+        "causal documents": mm.and_masks(mm.causal(), mm.document(ids)),
+        "chunked": mm.chunked(4),
+        "dilated": mm.dilated_sliding_window(3, 2),
+        "padding": mm.padding(lengths),
+        "causal + padding": mm.and_masks(mm.causal(), mm.padding(lengths)),
+        "window or first key": mm.or_masks(mm.sliding_window(2), lambda b, h, q, kv: kv == 0),
+        "not causal": mm.not_mask(mm.causal()),  # the last query sees nothing when L = S
     }
 
 
@@ -151,10 +136,16 @@ def test_equals_flex_attention_for_every_mask_and_score_function(dtype, N, H, H_
 def test_scale_equals_flex_attention(scale):
     query, key, value = qkv(2, 2, 2, 5, 7)
     out, lse = flex_reference(
-        query, key, value, scale=scale, mask_mod=causal(), score_mod=softcap(3.0), return_lse=True
+        query,
+        key,
+        value,
+        scale=scale,
+        mask_mod=mm.causal(),
+        score_mod=softcap(3.0),
+        return_lse=True,
     )
     expected_out, expected_lse = flex_attention(
-        query, key, value, scale=scale, mask_mod=causal(), score_mod=softcap(3.0)
+        query, key, value, scale=scale, mask_mod=mm.causal(), score_mod=softcap(3.0)
     )
     assert_close_scaled(out, expected_out)
     assert_lse_equal(lse, expected_lse)
@@ -191,7 +182,7 @@ def test_equals_sdpa_with_the_dense_mask_values_and_gradients(dtype, N, H, H_kv,
     for name, mask_mod in masks(N, S).items():
         if mask_mod is None or (name in ("document", "causal documents") and L > S):
             continue
-        dense = create_mask(mask_mod, N, H, L, S)  # (N, H, L, S)
+        dense = mm.create_mask(mask_mod, N, H, L, S)  # (N, H, L, S)
 
         def ours(q, k, v, mask_mod=mask_mod):
             return flex_reference(q, k, v, mask_mod=mask_mod, enable_gqa=gqa)
@@ -213,7 +204,7 @@ def test_additive_score_functions_equal_sdpa_with_a_bias(dtype, mask_name, N, H,
     attn_mask gives the same values and gradients, the table's gradient included. PyTorch 2.13's
     SDPA gives a row of -inf zeros, as flex_reference does."""
     mask_mod = masks(N, S)[mask_name]
-    allowed = create_mask(mask_mod, N, H, L, S)  # some rows empty when L > S: SDPA gives zeros
+    allowed = mm.create_mask(mask_mod, N, H, L, S)  # some rows empty when L > S: SDPA gives zeros
     table = torch.randn(H, 5, dtype=dtype, generator=torch.Generator().manual_seed(1))
     inputs = [*qkv(N, H, H_kv, L, S, dtype=dtype), table]
     gqa = H_kv != H
@@ -238,7 +229,7 @@ def test_softcap_equals_the_formula_values_and_gradients():
     cap = 0.5
 
     def ours(q, k, v):
-        return flex_reference(q, k, v, score_mod=softcap(cap), mask_mod=causal())
+        return flex_reference(q, k, v, score_mod=softcap(cap), mask_mod=mm.causal())
 
     def by_hand(q, k, v):
         scores = cap * torch.tanh(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)) / cap)
@@ -262,7 +253,7 @@ def test_gradcheck_through_a_captured_table():
             k,
             v,
             score_mod=relative_bias(t),
-            mask_mod=and_masks(causal(), padding([6])),
+            mask_mod=mm.and_masks(mm.causal(), mm.padding([6])),
             enable_gqa=True,
             return_lse=True,
         )
@@ -284,7 +275,7 @@ def test_alibi_as_a_score_function_equals_adding_alibi_bias():
     def add_bias(score, b, h, q_idx, kv_idx):
         return score + bias[h, q_idx, kv_idx]
 
-    for mask_mod in (None, padding([7, 9])):
+    for mask_mod in (None, mm.padding([7, 9])):
         out, lse = flex_reference(
             query, key, value, score_mod=alibi(H), mask_mod=mask_mod, return_lse=True
         )
@@ -297,14 +288,14 @@ def test_alibi_as_a_score_function_equals_adding_alibi_bias():
         assert_close_scaled(lse - expected_lse, shift.expand_as(lse), what="lse difference")
         attn_mask = bias[None].expand(N, H, L, S)
         if mask_mod is not None:
-            attn_mask = attn_mask.masked_fill(~create_mask(mask_mod, N, H, L, S), -math.inf)
+            attn_mask = attn_mask.masked_fill(~mm.create_mask(mask_mod, N, H, L, S), -math.inf)
         sdpa = F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask)
         assert_close_scaled(out, sdpa)
 
 
 def test_a_fully_masked_row_gives_zeros_and_minus_infinity():
     query, key, value = (x.requires_grad_() for x in qkv(2, 1, 1, 3, 4))
-    out, lse = flex_reference(query, key, value, mask_mod=padding([0, 4]), return_lse=True)
+    out, lse = flex_reference(query, key, value, mask_mod=mm.padding([0, 4]), return_lse=True)
     assert torch.equal(out[0], torch.zeros_like(out[0]))
     assert lse[0].isneginf().all() and lse[1].isfinite().all()
     (out.sum() + lse[1].sum()).backward()
@@ -315,7 +306,7 @@ def test_a_fully_masked_row_gives_zeros_and_minus_infinity():
 
 def test_lse_is_the_natural_log_sum_exp_of_the_scores():
     query, key, value = qkv(1, 2, 2, 4, 5)
-    _, lse = flex_reference(query, key, value, mask_mod=causal(), return_lse=True)
+    _, lse = flex_reference(query, key, value, mask_mod=mm.causal(), return_lse=True)
     scores = query @ key.transpose(-2, -1) / math.sqrt(8)
     scores = scores.masked_fill(~torch.ones(4, 5, dtype=torch.bool).tril(), -math.inf)
     assert_close_scaled(lse, torch.log(torch.exp(scores).sum(-1)))
@@ -328,7 +319,7 @@ def test_low_precision_computes_in_float32(dtype):
     output rounded once. PyTorch's eager flex_attention rounds the weights to the input dtype
     before multiplying by V: the outputs agree within two units in the last place, and ours is
     at least as close to the float32 result."""
-    kwargs = {"mask_mod": causal(), "score_mod": alibi(2)}
+    kwargs = {"mask_mod": mm.causal(), "score_mod": alibi(2)}
     inputs = [x.to(dtype) for x in qkv(1, 2, 2, 7, 7, dtype=torch.float32)]
     out, lse = flex_reference(*inputs, return_lse=True, **kwargs)
     expected_out, expected_lse = flex_attention(*inputs, **kwargs)
@@ -462,7 +453,7 @@ def call_with(**kwargs):
             "score_mod: expected a function defined for every index",
         ),
         (
-            call_with(mask_mod=document(torch.tensor([0, 0, 1]))),
+            call_with(mask_mod=mm.document(torch.tensor([0, 0, 1]))),
             ValueError,
             "mask_mod: expected a function defined for every index",
         ),
@@ -482,7 +473,7 @@ def test_compiled_flex_attention_accepts_them_on_cpu():
     query, key, value = qkv(N, H, H, L, S, E=16, Ev=16, dtype=torch.float32)
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(0, 3, (N, S), generator=gen).sort(dim=-1).values
-    mask_mod = and_masks(causal(), document(ids), padding(torch.tensor([100, 128])))
+    mask_mod = mm.and_masks(mm.causal(), mm.document(ids), mm.padding(torch.tensor([100, 128])))
     bias, cap = relative_bias(torch.randn(H, 9, generator=gen)), softcap(20.0)
 
     def score_mod(score, b, h, q_idx, kv_idx):
