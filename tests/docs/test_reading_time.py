@@ -32,22 +32,39 @@ def test_only_the_article_of_a_built_page() -> None:
     assert measure_html(page).words == 3
 
 
-def test_a_collapsed_details_shows_its_summary_only() -> None:
-    m = measure(
-        '<p>open text</p><details class="deeper"><summary>Deeper: porting</summary>'
-        "<p>many words that stay folded away</p><pre><code>x = 1\ny = 2</code></pre></details>"
-    )
-    assert m.words == 2 + 2
-    assert m.code_lines == 0
-
-
-def test_an_open_details_counts_whole() -> None:
-    m = measure(
-        '<details class="note" open><summary>Note</summary><p>three more words</p>'
-        "<pre><code>x = 1\ny = 2\n</code></pre></details>"
-    )
-    assert m.words == 4
-    assert m.code_lines == 2
+@pytest.mark.parametrize(
+    ("html", "words", "code_lines"),
+    [
+        pytest.param(
+            '<p>open text</p><details class="deeper"><summary>Deeper: porting</summary>'
+            "<p>many words that stay folded away</p><pre><code>x = 1\ny = 2</code></pre></details>",
+            2 + 2,
+            0,
+            id="a collapsed details shows its summary only",
+        ),
+        pytest.param(
+            '<details class="note" open><summary>Note</summary><p>three more words</p>'
+            "<pre><code>x = 1\ny = 2\n</code></pre></details>",
+            4,
+            2,
+            id="an open details counts whole",
+        ),
+        pytest.param(
+            '<div class="highlight"><table class="highlighttable"><tr>'
+            '<td class="linenos"><div class="linenodiv"><pre><span>1</span>\n<span>2</span>\n'
+            "<span>3</span></pre></div></td>"
+            '<td class="code"><div><pre><span></span><code><a id="__codelineno-0-1"></a>'
+            "def f(x):\n\n    return x\n</code></pre></div></td></tr></table></div>",
+            0,
+            2,
+            id="code lines without line numbers or blank lines",
+        ),
+    ],
+)
+def test_words_and_code_lines(html: str, words: int, code_lines: int) -> None:
+    m = measure(html)
+    assert m.words == words
+    assert m.code_lines == code_lines
 
 
 def test_nested_details_inside_an_open_one() -> None:
@@ -88,18 +105,6 @@ def test_two_tab_sets_each_show_their_first() -> None:
     m = measure(one + one.replace("__tabbed_1", "__tabbed_2"))
     assert m.code_lines == 4
     assert m.prose.split().count("second") == 0
-
-
-def test_code_lines_without_line_numbers_or_blank_lines() -> None:
-    m = measure(
-        '<div class="highlight"><table class="highlighttable"><tr>'
-        '<td class="linenos"><div class="linenodiv"><pre><span>1</span>\n<span>2</span>\n'
-        "<span>3</span></pre></div></td>"
-        '<td class="code"><div><pre><span></span><code><a id="__codelineno-0-1"></a>'
-        "def f(x):\n\n    return x\n</code></pre></div></td></tr></table></div>"
-    )
-    assert m.code_lines == 2
-    assert m.words == 0
 
 
 def test_headerlinks_hidden_elements_and_scripts() -> None:
