@@ -12,6 +12,8 @@ import torch
 
 from attention_ref import LatentCache, MultiHeadLatentAttention
 
+from ._hf import eager_config, random_attention
+
 transformers = pytest.importorskip("transformers")
 modeling = pytest.importorskip("transformers.models.deepseek_v3.modeling_deepseek_v3")
 
@@ -21,23 +23,17 @@ E, H = 32, 4
 
 def _pair(q_lora_rank, rope_interleave, bias, seed=0):
     """Hugging Face's attention with random weights, and ours loaded from it (strict)."""
-    config = transformers.DeepseekV3Config(
-        hidden_size=E,
-        num_attention_heads=H,
-        num_key_value_heads=H,
+    config = eager_config(
+        transformers.DeepseekV3Config,
+        E,
+        H,
+        H,
+        bias,
         q_lora_rank=q_lora_rank,
         rope_interleave=rope_interleave,
-        attention_bias=bias,
-        attention_dropout=0.0,
-        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
         **SIZES,
     )
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    theirs = modeling.DeepseekV3Attention(config, layer_idx=0).eval()
-    with torch.no_grad():
-        for p in theirs.parameters():  # the norms' weights too, so none is trivial
-            p.copy_(torch.randn_like(p) * 0.3)
+    theirs = random_attention(modeling.DeepseekV3Attention, config, layer_idx=0, seed=seed)
     ours = MultiHeadLatentAttention(
         E, H, **SIZES, q_lora_rank=q_lora_rank, rope_interleaved=rope_interleave, bias=bias
     )

@@ -19,6 +19,8 @@ import torch
 
 from attention_ref import KVCache, MultiHeadAttention, sliding_window_mask
 
+from ._hf import eager_config, random_attention
+
 transformers = pytest.importorskip("transformers")
 modeling = pytest.importorskip("transformers.models.gpt_oss.modeling_gpt_oss")
 mu = pytest.importorskip("transformers.masking_utils")
@@ -28,22 +30,20 @@ LAYERS = {"sliding_attention": 0, "full_attention": 1}  # gpt-oss: sliding first
 
 
 def _config(num_kv_heads, bias):
-    config = transformers.GptOssConfig(
-        hidden_size=E,
-        num_attention_heads=H,
-        num_key_value_heads=num_kv_heads,
+    config = eager_config(
+        transformers.GptOssConfig,
+        E,
+        H,
+        num_kv_heads,
+        bias,
         head_dim=D,
         num_hidden_layers=2,
         sliding_window=W,
-        attention_bias=bias,
-        attention_dropout=0.0,
-        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},  # no YaRN
         intermediate_size=16,
         num_local_experts=2,
         num_experts_per_tok=1,
         vocab_size=16,
     )
-    config._attn_implementation = "eager"
     assert [config.layer_types[i] for i in LAYERS.values()] == list(LAYERS)
     return config
 
@@ -51,11 +51,9 @@ def _config(num_kv_heads, bias):
 def _pair(layer_type, num_kv_heads=2, bias=True, seed=0):
     """Hugging Face's attention for that layer with random weights, and ours copied from it."""
     config = _config(num_kv_heads, bias)
-    torch.manual_seed(seed)
-    theirs = modeling.GptOssAttention(config, layer_idx=LAYERS[layer_type]).eval()
-    with torch.no_grad():
-        for p in theirs.parameters():  # the sinks too (created empty there)
-            p.copy_(torch.randn_like(p) * 0.3)
+    theirs = random_attention(
+        modeling.GptOssAttention, config, layer_idx=LAYERS[layer_type], seed=seed
+    )
     ours = MultiHeadAttention(
         E,
         H,
