@@ -34,54 +34,54 @@ MASK = "\u2592"  # what stands in prose for removed code and math: not a space, 
 
 # Typography, one convention each. (pattern, what to write instead)
 CONVENTIONS = [
-    (re.compile(r"\d[ \u00a0]+%"), "no space between a number and % (6.5%)"),
+    (r"\d[ \u00a0]+%", "no space between a number and % (6.5%)"),
     (
-        re.compile(rf"[{CJK}][ \u00a0]+/[ \u00a0]+[{CJK}]"),
+        rf"[{CJK}][ \u00a0]+/[ \u00a0]+[{CJK}]",
         "no spaces around a slash between Chinese words (键/值)",
     ),
     (
-        re.compile(rf"(?<=[{CJK_OR_PUNCT}])[ \u00a0]+“|”[ \u00a0]+(?=[{CJK_OR_PUNCT}])"),
+        rf"(?<=[{CJK_OR_PUNCT}])[ \u00a0]+“|”[ \u00a0]+(?=[{CJK_OR_PUNCT}])",
         "no space outside full-width quotes (以“The cat sat”为例)",
     ),
     (
-        re.compile(r"[A-Z][a-z]+ 等，(?:19|20)\d\d|[A-Za-z]+，(?:19|20)\d\d\b"),
+        r"[A-Z][a-z]+ 等，(?:19|20)\d\d|[A-Za-z]+，(?:19|20)\d\d\b",
         "citations as 作者 等（年份）: Vaswani 等（2017）",
     ),
     (
-        re.compile(r"[A-Z][a-z]+、[A-Z][a-z]+、[A-Z][a-z]+（"),
+        r"[A-Z][a-z]+、[A-Z][a-z]+、[A-Z][a-z]+（",
         "three or more authors as 第一作者 等（年份）",
     ),
-    (re.compile(r"\b[A-Z][a-z]+、[A-Z][a-z]+（"), "two authors as A 和 B（年份）"),
+    (r"\b[A-Z][a-z]+、[A-Z][a-z]+（", "two authors as A 和 B（年份）"),
     (
-        re.compile(rf"(?<=[{CJK}])(?:\*\*)?[ \u00a0]+(?:\*\*)?(?=[{CJK}])"),
+        rf"(?<=[{CJK}])(?:\*\*)?[ \u00a0]+(?:\*\*)?(?=[{CJK}])",
         "no space between Chinese characters, bold or not (在评估模式下)",
     ),
     (
-        re.compile(rf"(?<=[{FULL_WIDTH}])(?:\*\*[ \u00a0]+(?=\S)|[ \u00a0]+(?=[^\s|{MASK}]))"),
+        rf"(?<=[{FULL_WIDTH}])(?:\*\*[ \u00a0]+(?=\S)|[ \u00a0]+(?=[^\s|{MASK}]))",
         "no space after full-width punctuation, nor after a bold run-in head (**存什么：**之前)",
     ),
     (
-        re.compile(rf"(?<=[^\s|])[ \u00a0]+(?:\*\*)?[{FULL_WIDTH}]"),
+        rf"(?<=[^\s|])[ \u00a0]+(?:\*\*)?[{FULL_WIDTH}]",
         "no space before full-width punctuation",
     ),
     (
-        re.compile(rf"(?<=[{CJK_OR_PUNCT}])\](?:\[[^\]\s]*\]|{MASK}+)[ \u00a0]+(?=[{CJK}])"),
+        rf"(?<=[{CJK_OR_PUNCT}])\](?:\[[^\]\s]*\]|{MASK}+)[ \u00a0]+(?=[{CJK}])",
         "no space after a link whose text ends in Chinese ([Vaswani 等（2017）][vaswani2017]提出)",
     ),
     (
-        re.compile(rf"(?<=[{CJK_OR_PUNCT}])[ \u00a0]+\[(?=[{CJK}])"),
+        rf"(?<=[{CJK_OR_PUNCT}])[ \u00a0]+\[(?=[{CJK}])",
         "no space before a link whose text starts with Chinese (见[掩码](masks.md))",
     ),
     (
-        re.compile(rf"(?<![*\\])\*(?![*\s])[^*\n]*?[{CJK}][^*\n]*?(?<![\s*])\*(?!\*)"),
+        rf"(?<![*\\])\*(?![*\s])[^*\n]*?[{CJK}][^*\n]*?(?<![\s*])\*(?!\*)",
         "no Markdown italics on Chinese (a synthetic slant): **bold** or no emphasis",
     ),
     (
-        re.compile(rf"(?<![\w\\])_(?!_)[^_\n]*?[{CJK}][^_\n]*?(?<!_)_(?!\w)"),
+        rf"(?<![\w\\])_(?!_)[^_\n]*?[{CJK}][^_\n]*?(?<!_)_(?!\w)",
         "no Markdown italics on Chinese (a synthetic slant): **bold** or no emphasis",
     ),
     (
-        re.compile(rf"[{CJK}]–[{CJK}]"),
+        rf"[{CJK}]–[{CJK}]",
         "a hyphen, not an en dash, between Chinese words (编码器-解码器)",
     ),
 ]
@@ -93,7 +93,7 @@ GLOSSED = ["dropout", "doctest", "add-norm"]
 PHRASES = [
     *(
         (
-            re.compile(rf"(?<![A-Za-z_]){re.escape(english)}(?![A-Za-z_])", re.I),
+            rf"(?i)(?<![A-Za-z_]){re.escape(english)}(?![A-Za-z_])",
             f"{english!r} alone: write {zh_term} ({zh_term}（{english}） where it is introduced)",
             f"{zh_term}（{english}）",
         )
@@ -102,29 +102,29 @@ PHRASES = [
         for zh_term, english in [re.fullmatch(r"(.+)（(.+)）", term["term"]["zh"]).groups()]
     ),
     (
-        re.compile(r"(?<!每)头维度"),
+        r"(?<!每)头维度",
         "头这一维 / 表示头的维度 (头维度 is one character from 每头维度, d_k)",
         "",
     ),
     (
-        re.compile(r"往前看"),
+        r"往前看",
         "往回看 for attending to earlier tokens (往前看 reads as 'look ahead')",
         "",
     ),
     (
-        re.compile(r"往后看"),
+        r"往后看",
         "看到后面（未来）的位置 for attending to later tokens (往后看 reads as 'look behind you')",
         "",
     ),
-    (re.compile(r"本包"), "本库 for this package, one name on every page and figure", ""),
+    (r"本包", "本库 for this package, one name on every page and figure", ""),
     (
-        re.compile(r"(?<!网页)(?<!无头)浏览器(?![中里])"),
+        r"(?<!网页)(?<!无头)浏览器(?![中里])",
         "查看器 for the attention explorer (注意力查看器); 浏览器 is the web browser, written"
         " 网页浏览器 or 在浏览器中",
         "",
     ),
     (
-        re.compile(
+        (
             r"(?:(?<![至不多])少|[小低]|减少|降低|缩小|减小|下降)了?\s*"
             r"(?:\d[\d.]*|[一二两三四五六七八九十百千]+)\s*倍"
         ),
@@ -133,16 +133,16 @@ PHRASES = [
         "",
     ),
     (
-        re.compile(r"(?<![\w.`])(?:reshape|unsqueeze|randn|bugs?)(?![\w(])", re.I),
+        r"(?i)(?<![\w.`])(?:reshape|unsqueeze|randn|bugs?)(?![\w(])",
         "English left in Chinese prose: say it in Chinese (拆成多个头、错误) or as `code`",
         "",
     ),
     (
-        re.compile(r"(?<![\w.`])(?:nn|torch|F)\.[A-Za-z_]\w*"),
+        r"(?<![\w.`])(?:nn|torch|F)\.[A-Za-z_]\w*",
         "code names as `code` (`nn.Linear`)",
         "",
     ),
-    (re.compile(r"(?<![A-Za-z])Softmax(?![A-Za-z])"), "softmax, lower case as on every page", ""),
+    (r"(?<![A-Za-z])Softmax(?![A-Za-z])", "softmax, lower case as on every page", ""),
 ]
 
 # Names of recurring headings and pages: one form each (variant -> the form to use).
@@ -231,7 +231,7 @@ def test_glossary_definitions_use_the_glossary_terms():
 def _typography(text: str) -> list[tuple[int, str, str]]:
     """(offset, what, rule) for each convention that the prose ``text`` breaks."""
     return [
-        (m.start(), m[0], rule) for pattern, rule in CONVENTIONS for m in pattern.finditer(text)
+        (m.start(), m[0], rule) for pattern, rule in CONVENTIONS for m in re.finditer(pattern, text)
     ]
 
 
@@ -240,7 +240,7 @@ def _phrases(text: str) -> list[tuple[int, str, str]]:
     found = []
     for pattern, use, allowed in PHRASES:
         seen = text.replace(allowed, " " * len(allowed)) if allowed else text
-        found += [(m.start(), m[0], use) for m in pattern.finditer(seen)]
+        found += [(m.start(), m[0], use) for m in re.finditer(pattern, seen)]
     return found
 
 
