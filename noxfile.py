@@ -68,7 +68,9 @@ def tests(session: nox.Session) -> None:
     """Tests against PyTorch, the package doctests and the pages' doctests (both languages)."""
     _skip_unless_cpu_torch(session)
     _install(session, "test")
-    session.run("pytest", *session.posargs)
+    # On every core, a test file at a time per worker: a file's fixtures (the copies it runs,
+    # a page's namespace) are made once, in one worker.
+    session.run("pytest", "-n", "auto", "--dist", "loadfile", *session.posargs)
 
 
 @nox.session(python=PYTHONS[0], default=False)

@@ -2,7 +2,9 @@
 
 Each figure is a function ``fig_<name>(lang) -> Figure`` in a module of docs_hooks/plots/
 (one module per page, e.g. plots/masks.py). It is drawn once per language into
-``.cache/figures/<name>.<lang>.svg`` (git-ignored) and added to the site as
+``.cache/figures/<name>.<lang>.svg`` (git-ignored; a later build reuses the files while the
+package, the plot modules, the benchmark results and the drawing libraries are unchanged,
+checked by a hash of their contents) and added to the site as
 ``figures/<name>.<lang>.svg``; nothing is written into docs/. Pages link to their
 own language's file::
 
@@ -17,9 +19,11 @@ in both palettes.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import io
 from collections.abc import Callable
+from importlib import metadata
 from importlib.resources import files as package_files
 from pathlib import Path
 
@@ -74,14 +78,32 @@ def register_cjk_font() -> None:
     font_manager.fontManager.addfont(str(CJK_FONT))
 
 
+def _sources(root: Path) -> list[Path]:
+    """What a figure is drawn from: the package, the plot modules, the benchmark results."""
+    return sorted(
+        [
+            *(root / "attention_ref").rglob("*.py"),
+            *(root / "docs_hooks").rglob("*.py"),
+            *(root / "docs" / "bench-results").glob("*.json"),
+        ]
+    )
+
+
 def _fingerprint(root: Path) -> tuple[int, ...]:
     """Changes when attention_ref, a plot module or a benchmark result changes (`mkdocs serve`)."""
-    sources = [
-        *(root / "attention_ref").rglob("*.py"),
-        *(root / "docs_hooks").rglob("*.py"),
-        *(root / "docs" / "bench-results").glob("*.json"),
-    ]
-    return tuple(p.stat().st_mtime_ns for p in sorted(sources))
+    return tuple(p.stat().st_mtime_ns for p in _sources(root))
+
+
+def _content_key(root: Path) -> str:
+    """A hash of what the figures are drawn from, and of the libraries that draw them: a build
+    whose key matches the one the cached SVGs were drawn under reuses them (figures are
+    deterministic), e.g. the docs build after the browser tests' build."""
+    digest = hashlib.sha256()
+    for path in _sources(root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    for name in ("matplotlib", "numpy", "torch", "mplfonts"):
+        digest.update(f"{name}={metadata.version(name)}".encode())
+    return digest.hexdigest()
 
 
 _drawn: dict[tuple[int, ...], list[Path]] = {}
@@ -100,14 +122,19 @@ def on_files(files, config):
     if key not in _drawn:
         cache = root / ".cache" / "figures"
         cache.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, draw in collect_figures().items():
-            for lang in LANGUAGES:
-                path = cache / f"{name}.{lang}.svg"
-                svg = render(draw, lang)
-                if not path.is_file() or path.read_bytes() != svg:
-                    path.write_bytes(svg)
-                paths.append(path)
+        stamp, content = cache / "drawn-from.sha256", _content_key(root)
+        figures = collect_figures()
+        paths = [cache / f"{name}.{lang}.svg" for name in figures for lang in LANGUAGES]
+        fresh = stamp.is_file() and stamp.read_text() == content
+        if not (fresh and all(path.is_file() for path in paths)):
+            stamp.unlink(missing_ok=True)
+            for name, draw in figures.items():
+                for lang in LANGUAGES:
+                    path = cache / f"{name}.{lang}.svg"
+                    svg = render(draw, lang)
+                    if not path.is_file() or path.read_bytes() != svg:
+                        path.write_bytes(svg)
+            stamp.write_text(content)
         _drawn.clear()
         _drawn[key] = paths
     for path in _drawn[key]:
