@@ -26,14 +26,11 @@ mu = pytest.importorskip("transformers.masking_utils")
 SIZES = [(1, 1, 1, 0), (2, 7, 7, 0), (3, 16, 16, 0), (2, 3, 11, 8), (1, 1, 9, 8)]
 
 
-def hf_mask(mask_function, N: int, L: int, S: int, q_offset: int) -> torch.Tensor:
+def hf_mask(N: int, L: int, S: int, q_offset: int = 0, **how) -> torch.Tensor:
+    """Hugging Face's bool mask from ``sdpa_mask``: ``how`` is its ``mask_function``, or its
+    ``attention_mask`` (the 2-D padding mask, with the causal function by default)."""
     mask = mu.sdpa_mask(
-        batch_size=N,
-        q_length=L,
-        kv_length=S,
-        q_offset=q_offset,
-        mask_function=mask_function,
-        allow_is_causal_skip=False,
+        batch_size=N, q_length=L, kv_length=S, q_offset=q_offset, allow_is_causal_skip=False, **how
     )
     return mask.expand(N, 1, L, S)  # (N, 1, L, S)
 
@@ -44,14 +41,16 @@ def ours(mask_mod, N: int, L: int, S: int, q_offset: int) -> torch.Tensor:
 
 @pytest.mark.parametrize(("N", "L", "S", "q_offset"), SIZES)
 def test_causal(N, L, S, q_offset):
-    expected = hf_mask(mu.causal_mask_function, N, L, S, q_offset)
+    expected = hf_mask(N, L, S, q_offset, mask_function=mu.causal_mask_function)
     assert torch.equal(ours(causal(), N, L, S, q_offset), expected)
 
 
 @pytest.mark.parametrize("window", [1, 2, 3, 8, 20])
 @pytest.mark.parametrize(("N", "L", "S", "q_offset"), SIZES)
 def test_sliding_window(window, N, L, S, q_offset):
-    expected = hf_mask(mu.sliding_window_causal_mask_function(window), N, L, S, q_offset)
+    expected = hf_mask(
+        N, L, S, q_offset, mask_function=mu.sliding_window_causal_mask_function(window)
+    )
     assert torch.equal(ours(sliding_window(window), N, L, S, q_offset), expected)
 
 
@@ -60,7 +59,7 @@ def test_sliding_window(window, N, L, S, q_offset):
 def test_chunked(chunk_size, N, L, S, q_offset):
     no_left_padding = torch.zeros(N, dtype=torch.long)
     function = mu.chunked_causal_mask_function(chunk_size, no_left_padding)
-    expected = hf_mask(function, N, L, S, q_offset)
+    expected = hf_mask(N, L, S, q_offset, mask_function=function)
     assert torch.equal(ours(chunked(chunk_size), N, L, S, q_offset), expected)
 
 
@@ -71,7 +70,7 @@ def test_document_with_causal(seed, N, L, S, q_offset):
     gen = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, 3, (N, S), generator=gen).sort(dim=-1).values  # (N, S)
     function = mu.and_masks(mu.causal_mask_function, mu.packed_sequence_mask_function(ids))
-    expected = hf_mask(function, N, L, S, q_offset)
+    expected = hf_mask(N, L, S, q_offset, mask_function=function)
     assert torch.equal(ours(and_masks(causal(), document(ids)), N, L, S, q_offset), expected)
 
 
@@ -81,7 +80,7 @@ def test_padding(seed, N, L, S, q_offset):
     """Hugging Face's takes the 2-D padding mask (N, S); ours the lengths."""
     lengths = torch.randint(0, S + 1, (N,), generator=torch.Generator().manual_seed(seed))
     keep = torch.arange(S) < lengths[:, None]  # (N, S): True for real tokens
-    expected = hf_mask(mu.padding_mask_function(keep), N, L, S, q_offset)
+    expected = hf_mask(N, L, S, q_offset, mask_function=mu.padding_mask_function(keep))
     assert torch.equal(ours(padding(lengths), N, L, S, q_offset), expected)
 
 
@@ -91,7 +90,5 @@ def test_padding_as_sdpa_mask_attention_mask(seed):
     N, L, S = 3, 6, 6
     lengths = torch.randint(0, S + 1, (N,), generator=torch.Generator().manual_seed(seed))
     keep = torch.arange(S) < lengths[:, None]  # (N, S)
-    expected = mu.sdpa_mask(
-        batch_size=N, q_length=L, kv_length=S, attention_mask=keep, allow_is_causal_skip=False
-    )
+    expected = hf_mask(N, L, S, attention_mask=keep)
     assert torch.equal(ours(and_masks(causal(), padding(lengths)), N, L, S, 0), expected)
