@@ -36,23 +36,23 @@ class _TokenCache:
         if sink_tokens and window is None:  # sink tokens only make sense in a rolling cache
             raise ValueError(f"sink_tokens: expected 0 without a window, got {sink_tokens}")
         self.window, self.sink_tokens = window, sink_tokens
-        self._held: tuple[Tensor, ...] = ()  # each (N, H_kv, S, width)
+        self.held: tuple[Tensor, ...] = ()  # what is cached, (N, H_kv, S, width) each
         self.tokens_seen = 0  # tokens ever added: the position of the next one
         self.positions = torch.zeros(0, dtype=torch.long)  # (S,): keys the last update returned
         self.held_positions = self.positions  # (S,): the positions of the entries held now
 
     def __len__(self) -> int:
-        return self._held[0].size(2) if self._held else 0
+        return self.held[0].size(2) if self.held else 0
 
     def _append(self, *new: Tensor) -> tuple[Tensor, ...]:
         """Append one tensor per stored kind, ``(N, H_kv, L, width)``; return the held and new
         ones, then trim to the sink tokens and the window."""
-        if self._held and any(
+        if self.held and any(
             x.shape[:2] != held.shape[:2] or x.size(3) != held.size(3)
-            for x, held in zip(new, self._held, strict=True)
+            for x, held in zip(new, self.held, strict=True)
         ):
             got = [(x.size(0), x.size(1), x.size(3)) for x in new]
-            want = [(x.size(0), x.size(1), x.size(3)) for x in self._held]
+            want = [(x.size(0), x.size(1), x.size(3)) for x in self.held]
             raise ValueError(
                 f"kv_cache: expected new tokens with the cached (N, H_kv, width) {want}, got {got}"
             )
@@ -61,19 +61,17 @@ class _TokenCache:
         self.positions = self.held_positions = torch.cat([self.held_positions.to(device), fresh])
         self.tokens_seen += length
         # --8<-- [start:append]
-        if not self._held:  # the first tokens
-            self._held = new
+        if not self.held:  # the first tokens
+            self.held = new
         else:  # (N, H_kv, S + L, width) each: the cached tokens, then the new
-            self._held = tuple(
-                torch.cat([x, y], dim=2) for x, y in zip(self._held, new, strict=True)
-            )
+            self.held = tuple(torch.cat([x, y], dim=2) for x, y in zip(self.held, new, strict=True))
         # --8<-- [end:append]
-        returned = self._held
+        returned = self.held
         if self.window is not None and len(self) > self.sink_tokens + self.window:
             keep = torch.cat(  # the first sink_tokens entries and the last window
                 [torch.arange(self.sink_tokens), torch.arange(-self.window, 0) + len(self)]
             ).to(device)
-            self._held = tuple(x[:, :, keep] for x in returned)  # (N, H_kv, s + W, width)
+            self.held = tuple(x[:, :, keep] for x in returned)  # (N, H_kv, s + W, width)
             self.held_positions = self.positions[keep]
         return returned
 
@@ -108,10 +106,10 @@ class _TokenCache:
         (N, L, ...) has the cached batch size, ``heads`` the cached head count, and
         ``positions`` (if given) continue the cache."""
         start, (n, length) = self.tokens_seen, x.shape[:2]
-        if self._held and self._held[0].shape[:2] != (n, heads):
+        if self.held and self.held[0].shape[:2] != (n, heads):
             raise ValueError(
                 f"kv_cache: expected N={n} and H_kv={heads}, got a cache of shape "
-                f"{tuple(self._held[0].shape)}"
+                f"{tuple(self.held[0].shape)}"
             )
         new = torch.arange(start, start + length, device=x.device)  # (L,)
         if positions is not None and (
@@ -128,7 +126,8 @@ class KVCache(_TokenCache):
     r"""The keys and values one attention layer has seen, ``(N, H_kv, S, D)`` each.
 
     They are stored after the projections and after rotary positions, so a cached key
-    never needs rotating again. A stack of layers needs one cache per layer: in all it
+    never needs rotating again. ``cache.held`` is the pair ``(key, value)``, which
+    ``cache.key`` and ``cache.value`` name. A stack of layers needs one cache per layer: in all it
     holds $2 \cdot \text{layers} \cdot N \cdot H_{kv} \cdot S \cdot D$ numbers.
 
     By default the cache keeps every token: ``len(cache)`` (the entries held) equals
@@ -187,12 +186,12 @@ class KVCache(_TokenCache):
     @property
     def key(self) -> Tensor | None:
         """The keys held, ``(N, H_kv, S, D)``, after rotary positions; None before the first."""
-        return self._held[0] if self._held else None
+        return self.held[0] if self.held else None
 
     @property
     def value(self) -> Tensor | None:
         """The values held, ``(N, H_kv, S, D)``; None before the first update."""
-        return self._held[1] if self._held else None
+        return self.held[1] if self.held else None
 
     def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new tokens' ``key`` and ``value``, ``(N, H_kv, L, D)``.
@@ -232,12 +231,12 @@ class LatentCache(_TokenCache):
     @property
     def latent(self) -> Tensor | None:
         """The latents held, ``(N, 1, S, R)``; None before the first update."""
-        return self._held[0] if self._held else None
+        return self.held[0] if self.held else None
 
     @property
     def rope_key(self) -> Tensor | None:
         """The rotated shared keys held, ``(N, 1, S, D_rope)``; None before the first update."""
-        return self._held[1] if self._held else None
+        return self.held[1] if self.held else None
 
     def update(self, latent: Tensor, rope_key: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new tokens' latents ``(N, 1, L, R)`` and rotated keys ``(N, 1, L, D_rope)``;

@@ -202,10 +202,10 @@ class MultiHeadAttention(nn.Module):
         # --8<-- [start:cache]
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
+        # --8<-- [end:cache]
         # every mask as one: queries at start + i, keys at their positions (kv_cache.positions)
         shape = (q.size(0), self.num_heads, q.size(2), k.size(2))
         masks = gather(shape, attn_mask, is_causal, mask_mod, kv_cache, start)
-        # --8<-- [end:cache]
         # --8<-- [start:attend]
         heads, weights = self._attend(q, k, v, masks)  # (N, H, L, D)
         out = self.out_proj(merge_heads(heads))  # (N, L, E): concatenate, then W^O

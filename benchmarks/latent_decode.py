@@ -120,16 +120,9 @@ def prefill(
     return cache
 
 
-def held(cache: Cache) -> tuple[Tensor | None, Tensor | None]:
-    """The tensors a cache holds: keys and values, or latents and rotated keys."""
-    if isinstance(cache, KVCache):
-        return cache.key, cache.value
-    return cache.latent, cache.rope_key
-
-
 def cache_bytes(cache: Cache) -> int:
     """The bytes of the tensors a cache holds."""
-    return sum(t.numel() * t.element_size() for t in held(cache) if t is not None)
+    return sum(t.numel() * t.element_size() for t in cache.held)
 
 
 @torch.no_grad()
