@@ -306,8 +306,8 @@ def fig_todays_models_mla(lang: str) -> Figure:
     ax.set_ylim(-0.15, 6.35)
     ax.axis("off")
 
-    def box(x, y, symbol, width, color, note="", w=1.25, h=0.72, stack=False):
-        """A vector: its symbol, its width under it, an optional note beside it."""
+    def box(x, y, symbol, width, color, w=1.25, h=0.72, stack=False):
+        """A vector: its symbol and its width under it."""
         if stack:  # one per head: two shadows behind
             for k in (2, 1):
                 ax.add_patch(FancyBboxPatch((x - w / 2 + 0.07 * k, y - h / 2 + 0.07 * k), w, h,
@@ -317,8 +317,6 @@ def fig_todays_models_mla(lang: str) -> Figure:
         ax.text(x, y + 0.11, symbol, ha="center", va="center", fontsize=11)
         ax.text(x, y - 0.2, text["wide"].format(n=width), ha="center", va="center",
                 fontsize=7.5, color="0.3")  # fmt: skip
-        if note:
-            ax.text(x + w / 2 + 0.12, y, note, ha="left", va="center", fontsize=7.5, color=color)
 
     def arrow(start, end, color, label, at, code="", **place):
         """A linear map: an arrow, its formula at ``at`` and the module that holds it under."""
@@ -361,7 +359,8 @@ def fig_todays_models_mla(lang: str) -> Figure:
     ax.text(8.2, 1.45, text["heads"].format(heads=s["heads"]), ha="center", va="top",
             fontsize=8, color="0.2")  # fmt: skip
     # the shared rotary key
-    box(4.1, 0.75, "$k^R_t$", s["d_r"], ROPE_COLOR, note=text["rope_key"])
+    box(4.1, 0.75, "$k^R_t$", s["d_r"], ROPE_COLOR)  # its note outside the cache's border
+    ax.text(5.2, 0.75, text["rope_key"], ha="left", va="center", fontsize=7.5, color=ROPE_COLOR)
     arrow((1.0, 2.55), (3.45, 0.75), ROPE_COLOR, "RoPE$(W^{KR} h_t)$", (1.95, 1.45),
           "kv_a_proj_with_mqa", ha="right", va="top")  # fmt: skip
     # what the cache holds
