@@ -88,7 +88,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     return f"{markdown[: title.end()]}\n\n{line}\n{markdown[title.end() :]}"
 
 
-def _doctest_text(match: re.Match[str]) -> str | None:
+def doctest_text(match: re.Match[str]) -> str | None:
     """The transcript a highlighted block shows, if it is a doctest block."""
     text = html.unescape(TAG.sub("", match["code"]))
     return text if text.lstrip().startswith(">>>") else None
@@ -100,11 +100,11 @@ def on_page_content(html_text: str, page, config, files) -> str:
     The copy runs alone: it starts with the earlier lines of the page the block needs
     (docs_hooks/doctest_copy.standalone), the blocks of hidden tabs and closed boxes included.
     """
-    transcripts = [t for m in CODE.finditer(html_text) if (t := _doctest_text(m)) is not None]
+    transcripts = [t for m in CODE.finditer(html_text) if (t := doctest_text(m)) is not None]
     copies = iter(doctest_copy.standalone(transcripts, _language(config)))
 
     def with_copy(match: re.Match[str]) -> str:
-        if _doctest_text(match) is None:
+        if doctest_text(match) is None:
             return match[0]
         copy = html.escape(next(copies), quote=True)
         return f'{match["before"]}<code data-copy="{copy}">{match["code"]}</code>'

@@ -25,6 +25,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page as BrowserPage
 
 from docs_hooks.doctest_copy import standalone
+from docs_hooks.hooks import doctest_blocks
 from docs_hooks.page_examples import doctests
 from docs_hooks.source_code import include_lines, source_block
 
@@ -118,11 +119,25 @@ def _source_copies(page: Page) -> list[str]:
     return [source_block(lines, page.lang).copy.rstrip() for lines in include_lines(markdown)]
 
 
+# A highlighted block of the built page: the hook's pattern, with the data-copy it added
+_BUILT_CODE = re.compile(
+    doctest_blocks.CODE.pattern.replace(")<code>(", ')<code(?: data-copy="[^"]*")?>('),
+    re.DOTALL,
+)
+
+
 @functools.cache
 def _doctest_copies(page: Page) -> list[str]:
-    """What each doctest block of the page copies, worked out from the page's Markdown."""
+    """What each doctest block of the page copies, worked out from the page's Markdown; on the
+    API reference, whose examples come from docstrings, from the examples the built page shows
+    (read as the build's hook reads them)."""
     markdown = page.markdown.read_text(encoding="utf-8")
-    return standalone([block.transcript for block in doctests(markdown)], page.lang)
+    transcripts = [block.transcript for block in doctests(markdown)]
+    if not transcripts:
+        built = page.file.read_text(encoding="utf-8")
+        found = (doctest_blocks.doctest_text(m) for m in _BUILT_CODE.finditer(built))
+        transcripts = [t for t in found if t is not None]
+    return standalone(transcripts, page.lang)
 
 
 def expected_copy(
