@@ -203,20 +203,19 @@ def check_attention_inputs(
 def check_rope_and_cache(
     query: Tensor,
     key: Tensor | None,
-    positions: Tensor | None,
-    rope_base: float | None,
+    parts: object,
     cache: object,
     cache_type: type,
 ) -> None:
-    """Rotary ``positions`` only with ``rope_base``; rotary positions and a cache only for
-    self-attention (``key`` None or ``key is query``); a cache of ``cache_type``."""
-    if rope_base is not None and key is not None and key is not query:
+    """Parts that read positions (``reads_positions``, as rotary positions do; ``True``: all)
+    and a cache only for self-attention (``key`` None or ``key is query``); a cache of
+    ``cache_type``."""
+    positional = parts is True or any(getattr(p, "reads_positions", True) for p in parts)  # type: ignore[attr-defined]
+    if positional and key is not None and key is not query:
         raise ValueError(
-            "key: rope_base needs self-attention (no separate key), got "
+            "key: rotary positions need self-attention (no separate key), got "
             f"{key.size(1)} keys for {query.size(1)} queries"
         )
-    if positions is not None and rope_base is None:
-        raise ValueError("positions: only used with rope_base, which is None")
     if cache is None:
         return
     if not isinstance(cache, cache_type):

@@ -73,8 +73,8 @@ def attention_to_torch(module: Any) -> nn.MultiheadAttention:
 
     Raises:
         ValueError: If ``module`` uses an option ``nn.MultiheadAttention`` cannot express:
-            ``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``, ``attention_fn`` or
-            ``sinks``, named in the message.
+            ``num_kv_heads``, ``rope_base``, ``head_dim``, ``scale``, ``attention_fn``,
+            ``sinks``, ``qk_parts``, ``output_gate`` or ``mask_mod``, named in the message.
 
     Examples:
         >>> import torch
@@ -98,6 +98,9 @@ def attention_to_torch(module: Any) -> nn.MultiheadAttention:
         "scale": (None if module.scale == 1 / math.sqrt(D) else module.scale, None),
         "attention_fn": (fn if fn is None else getattr(fn, "__name__", type(fn).__name__), None),
         "sinks": (module.sinks is not None, False),
+        "qk_parts": (len(module.qk_parts) - (module.rope_base is not None), 0),  # besides RoPE
+        "output_gate": (module.output_gate is not None, False),
+        "mask_mod": (module.mask_mod is not None, False),
     }
     for option, (ours, theirs) in options.items():
         if ours != theirs:

@@ -236,7 +236,7 @@ class MultiHeadLatentAttention(nn.Module):
                 f"x: expected a batch-first tensor (N, L, {self.d_model}), got shape "
                 f"{tuple(x.shape)}"
             )
-        check_rope_and_cache(x, None, positions, self.rope_base, kv_cache, LatentCache)
+        check_rope_and_cache(x, None, True, kv_cache, LatentCache)
         start = 0 if kv_cache is None else kv_cache.check(x, positions, 1)  # the first new
         at = head_positions(positions, start, x.size(1), x.device)  # (L,) or (N, 1, L)
         q_nope, q_rope = self._queries(x, at)  # (N, H, L, D_nope), (N, H, L, D_rope)

@@ -74,9 +74,11 @@ def gather(
     mask_mod: MaskMod | None,
     kv_cache: Any = None,
     q_offset: int = 0,
+    layer_rule: MaskMod | None = None,
 ) -> Masks:
     """The masks of a module's call after its cache ``update``: the caller's ``mask_mod``,
-    ``is_causal`` (``causal()`` over positions) and the cache's own ``rule()``, ANDed.
+    ``is_causal`` (``causal()`` over positions), the cache's own ``rule()`` and the layer's
+    own ``layer_rule`` (a sliding window, chunks), ANDed.
 
     Examples:
         >>> import torch
@@ -93,8 +95,9 @@ def gather(
     if attn_mask is not None:
         check_mask(attn_mask, torch.Size(shape))
     cache_rule = None if kv_cache is None else kv_cache.rule()
-    rules = [r for r in (mask_mod, causal() if is_causal else None, cache_rule) if r is not None]
-    if kv_cache is None and mask_mod is None and attn_mask is None:
+    rules = [mask_mod, causal() if is_causal else None, cache_rule, layer_rule]
+    rules = [r for r in rules if r is not None]
+    if kv_cache is None and mask_mod is None and layer_rule is None and attn_mask is None:
         return Masks(shape, None, is_causal, None)  # causal or nothing: the fast path
     positions = None if cache_rule is None else kv_cache.positions  # a rolling cache
     rule = None if not rules else at_positions(and_masks(*rules), positions)
@@ -146,7 +149,9 @@ def call_kernel(
             s, b, h, q_idx, positions[kv_idx]
         )
     if {"mask_mod", "q_offset"} <= takes:  # a rule kernel: every rule, aligned, as one
-        rules = [r for r in (masks.rule, own and at_positions(own, masks.key_positions)) if r]
+        bound = own and at_positions(own, masks.key_positions)
+        # causal stays a flag only while it is the whole story: beside a bound rule it is a rule
+        rules = [r for r in (masks.rule, bound and masks.is_causal and causal(), bound) if r]
         kwargs["q_offset"] = masks.q_offset
         if rules:
             kwargs["mask_mod"] = rules[0] if len(rules) == 1 else and_masks(*rules)

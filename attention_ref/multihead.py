@@ -10,7 +10,7 @@ Shape legend (batch-first):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -30,7 +30,7 @@ from .heads import head_positions, merge_heads, split_heads
 from .interop import attention_from_torch, attention_to_torch
 from .kv_cache import KVCache
 from .mask_pipeline import Masks, call_kernel, dense, gather
-from .positions import apply_rope
+from .qk_parts import Rotary
 
 __all__ = ["MultiHeadAttention"]
 
@@ -44,39 +44,35 @@ class MultiHeadAttention(nn.Module):
       \mathrm{head}_h) W^O,\quad \mathrm{head}_i = \operatorname{Attention}(QW_i^Q, KW_i^K,
       VW_i^V)$$
 
-    The per-head matrices $W_i^Q$ are stored side by side in one ``q_proj``; splitting its
-    output into ``num_heads`` slices gives each head its own projection. Masks use PyTorch
-    SDPA's convention: boolean True = **may attend** (``nn.MultiheadAttention`` means the
-    opposite). float16 and bfloat16 run the projections in that dtype and the attention in
-    float32.
+    The heads' $W_i^Q$ sit side by side in one ``q_proj``. Masks use SDPA's convention,
+    boolean True = **may attend** (``nn.MultiheadAttention`` means the opposite). float16
+    and bfloat16 run the projections in that dtype and the attention in float32.
 
     Args:
         embed_dim: E, the model width (d_model).
         num_heads: H; must divide ``embed_dim`` unless ``head_dim`` is given.
         dropout: Dropout probability on the attention weights, in training mode only.
         bias: Add biases to the four projections.
-        kdim: Width of ``key`` if it differs from ``embed_dim`` (cross-attention).
-        vdim: Width of ``value`` if it differs from ``embed_dim``.
-        num_kv_heads: H_kv key/value heads (grouped-query attention); must divide
-            ``num_heads``. ``None`` means ``num_heads``; 1 is multi-query.
-        rope_base: Rotary positions ([`apply_rope`][attention_ref.apply_rope]) with this
-            base (10000 in Llama 2) on the queries and keys; self-attention only.
-        rope_interleaved: RoPE's pairing: features ``2i`` and ``2i + 1`` (RoFormer, GPT-J)
-            instead of ``i`` and ``i + D/2`` (Hugging Face's Llama, GPT-NeoX; the default).
-        head_dim: D, each head's width; ``None`` means ``embed_dim // num_heads``. Then
-            ``q_proj`` maps E to ``H * D``, ``k_proj``/``v_proj`` to ``H_kv * D``.
+        kdim: Width of ``key`` if not ``embed_dim`` (cross-attention).
+        vdim: Width of ``value`` if not ``embed_dim``.
+        num_kv_heads: H_kv (grouped-query attention), dividing H; default H, 1 is multi-query.
+        rope_base: RoPE with this base (10000 in Llama 2): a ``Rotary`` part after
+            ``qk_parts``, pairing ``2i, 2i + 1`` if ``rope_interleaved`` (GPT-J).
+        qk_parts: Modules ``part(q, k, positions) -> (q, k)`` applied in order to every
+            head's queries and keys (``attention_ref.qk_parts``: a norm, partial RoPE).
+        output_gate: A module ``gate(heads, query) -> heads`` on the merged heads before
+            ``out_proj`` (``attention_ref.output_gate.OutputGate``, Qwen3-Next).
+        mask_mod: The layer's own rule (a window, Llama 4's chunks), in every call.
+        head_dim: D, each head's width (``q_proj``: E to H * D); default ``embed_dim // H``.
         scale: Multiplies the scores; ``None`` means ``1 / sqrt(head_dim)``.
         attention_fn: The kernel of the heads, with SDPA's arguments on ``(N, H, L, D)``
-            (``chunked_attention``, ``F.scaled_dot_product_attention`` or yours); one that
-            takes ``mask_mod`` and ``q_offset`` gets the masks as a rule. No weights are
-            returned, no dropout applied; with ``sinks=True`` it gets ``sinks=``.
-        sinks: One learned sink logit per head (gpt-oss), a parameter ``(num_heads,)`` of
-            zeros that joins every row's softmax (see ``attention_weights``).
+            (``chunked_attention``, SDPA or yours); one that takes ``mask_mod`` and
+            ``q_offset`` gets the masks as a rule. No weights, no dropout; ``sinks=`` too.
+        sinks: A learned sink logit per head (gpt-oss), ``(H,)`` zeros, in every softmax.
 
     Raises:
-        ValueError: On sizes that do not divide (E by H without ``head_dim``, H by H_kv),
-            ``dropout`` outside [0, 1), ``rope_base`` <= 0 or with an odd head width, or
-            ``sinks=True`` with an ``attention_fn`` that takes no ``sinks``.
+        ValueError: On sizes that do not divide (E by H, H by H_kv), ``dropout`` outside
+            [0, 1), a bad ``rope_base``, or ``sinks`` for an ``attention_fn`` without them.
 
     Examples:
         >>> import torch
@@ -97,9 +93,8 @@ class MultiHeadAttention(nn.Module):
         >>> out2, none = blocks(x, is_causal=True)
         >>> torch.allclose(out2, mha(x, is_causal=True)[0], atol=1e-6), none
         (True, None)
-        >>> gpt_oss = MultiHeadAttention(8, 2, sinks=True)  # one learned sink logit per head
-        >>> gpt_oss.sinks.shape, gpt_oss(x)[1].sum(dim=-1).lt(1).all()  # rows sum below 1
-        (torch.Size([2]), tensor(True))
+        >>> MultiHeadAttention(8, 2, sinks=True)(x)[1].sum(dim=-1).lt(1).all()  # gpt-oss
+        tensor(True)
     """
 
     def __init__(
@@ -118,6 +113,9 @@ class MultiHeadAttention(nn.Module):
         scale: float | None = None,
         attention_fn: Callable[..., Tensor] | None = None,
         sinks: bool = False,
+        qk_parts: Sequence[nn.Module] = (),
+        output_gate: nn.Module | None = None,
+        mask_mod: MaskMod | None = None,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -128,6 +126,9 @@ class MultiHeadAttention(nn.Module):
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, D
         self.num_kv_heads, self.scale, self.dropout = H_kv, scale, dropout
         self.rope_base, self.rope_interleaved = rope_base, rope_interleaved
+        rope = [Rotary(rope_base, interleaved=rope_interleaved)] if rope_base is not None else []
+        self.qk_parts = nn.ModuleList([*qk_parts, *rope])  # in order, on (q, k, positions)
+        self.output_gate, self.mask_mod = output_gate, mask_mod
         self.kdim, self.vdim = (embed_dim if d is None else d for d in (kdim, vdim))
         self.attention_fn = attention_fn  # None: attention_weights, then weights @ values
         q_width, kv_width = num_heads * D, H_kv * D
@@ -170,8 +171,8 @@ class MultiHeadAttention(nn.Module):
                 (``attention_ref.mask_mods``); a kernel that takes ``mask_mod`` and
                 ``q_offset`` gets it as a rule, others as a mask.
             need_weights: Also return the attention weights (default ``attention_fn`` only).
-            positions: With ``rope_base``: the query positions, ``(L,)`` or ``(N, L)``,
-                default ``kv_cache.tokens_seen + arange(L)``; the keys get the same.
+            positions: The queries' (and keys') positions for ``qk_parts``, ``(L,)`` or
+                ``(N, L)``, default ``kv_cache.tokens_seen + arange(L)``.
             kv_cache: Self-attention only: the earlier tokens' keys and values; the new ones
                 (after rotary positions) are appended, and the queries attend to all. A
                 rolling cache adds its own rule (``KVCache.rule()``), whatever ``is_causal``.
@@ -181,34 +182,35 @@ class MultiHeadAttention(nn.Module):
             (after dropout, as PyTorch returns them), or ``None``.
 
         Raises:
-            ValueError: On mismatched shapes, a cache with a separate ``key`` or another N or
-                H_kv, ``positions`` other than ``kv_cache.tokens_seen + arange(L)``.
+            ValueError: On mismatched shapes, a cache with a separate ``key``, another N or
+                H_kv or ``positions`` that do not continue it.
         """
         key = query if key is None else key
         value = key if value is None else value  # (N, S, vdim)
         check_attention_inputs(query, key, value, (self.embed_dim, self.kdim, self.vdim))
-        check_rope_and_cache(query, key, positions, self.rope_base, kv_cache, KVCache)
+        check_rope_and_cache(query, key, self.qk_parts, kv_cache, KVCache)
         start = 0 if kv_cache is None else kv_cache.check(query, positions, self.num_kv_heads)
         # --8<-- [start:project]
         q = split_heads(self.q_proj(query), self.num_heads)  # (N, H, L, D)
         k = split_heads(self.k_proj(key), self.num_kv_heads)  # (N, H_kv, S, D)
         v = split_heads(self.v_proj(value), self.num_kv_heads)  # (N, H_kv, S, D)
         # --8<-- [end:project]
-        if self.rope_base is not None:  # rotary positions: rotate the queries and keys
-            at = head_positions(positions, start, q.size(2), q.device)  # (L,) or (N, 1, L)
-            base, interleaved = self.rope_base, self.rope_interleaved
-            q = apply_rope(q, at, base=base, interleaved=interleaved)  # (N, H, L, D)
-            k = apply_rope(k, at, base=base, interleaved=interleaved)  # (N, H_kv, S, D)
+        at = head_positions(positions, start, q.size(2), q.device)  # (L,) or (N, 1, L)
+        for part in self.qk_parts:  # rotary positions, a norm...: (N, H, L, D), (N, H_kv, S, D)
+            q, k = part(q, k, at)
         # --8<-- [start:cache]
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (N, H_kv, S, D): the cached tokens, then the new
         # --8<-- [end:cache]
         # every mask as one: queries at start + i, keys at their positions (kv_cache.positions)
         shape = (q.size(0), self.num_heads, q.size(2), k.size(2))
-        masks = gather(shape, attn_mask, is_causal, mask_mod, kv_cache, start)
+        masks = gather(shape, attn_mask, is_causal, mask_mod, kv_cache, start, self.mask_mod)
         # --8<-- [start:attend]
         heads, weights = self._attend(q, k, v, masks)  # (N, H, L, D)
-        out = self.out_proj(merge_heads(heads))  # (N, L, E): concatenate, then W^O
+        merged = merge_heads(heads)  # (N, L, H * D): the heads side by side
+        if self.output_gate is not None:  # Qwen3-Next: merged * sigmoid(query W^G)
+            merged = self.output_gate(merged, query)
+        out = self.out_proj(merged)  # (N, L, E): W^O
         # --8<-- [end:attend]
         return out, weights if need_weights else None
 

@@ -29,7 +29,14 @@ from attention_ref import (
     sliding_window_attention,
     sliding_window_mask,
 )
-from attention_ref.mask_mods import and_masks, causal, create_mask, flex_reference, sliding_window
+from attention_ref.mask_mods import (
+    and_masks,
+    causal,
+    create_mask,
+    flex_reference,
+    padding,
+    sliding_window,
+)
 
 from .strategies import mask_functions
 
@@ -258,6 +265,22 @@ def test_a_bound_causal_rule_with_a_cache_gives_the_full_forward():
     last, _ = blocks(x[:, 4:], kv_cache=cache)
     full, _ = mha(x, is_causal=True)
     torch.testing.assert_close(torch.cat([prompt, last], dim=1), full, atol=1e-6, rtol=1e-6)
+
+
+def test_a_bound_rule_and_is_causal_without_a_cache_both_apply():
+    """Silently wrong until hypothesis found it: with a rule bound into the kernel and no
+    other mask, is_causal was dropped (the fast path kept causal as a flag, and the rule
+    kernel was called with is_causal=False). Padding that hides nothing, so only causal
+    should act."""
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(8, 2)
+    bound = functools.partial(chunked_attention, mask_mod=padding([2]))
+    blocks = MultiHeadAttention(8, 2, attention_fn=bound)
+    blocks.load_state_dict(mha.state_dict())
+    x = torch.randn(1, 2, 8)
+    torch.testing.assert_close(
+        blocks(x, is_causal=True)[0], mha(x, is_causal=True)[0], atol=1e-6, rtol=1e-6
+    )
 
 
 def test_a_bound_rule_that_cannot_be_aligned_is_an_error():

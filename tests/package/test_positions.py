@@ -331,7 +331,7 @@ def test_multihead_rope_gradcheck_float64():
                 torch.zeros(1, 3, 8), torch.zeros(1, 5, 8)
             ),
             ValueError,
-            r"key: rope_base needs self-attention \(no separate key\)",
+            r"key: rotary positions need self-attention \(no separate key\)",
         ),
         (
             lambda: MultiHeadAttention(8, 2, rope_base=1e4)(
@@ -347,6 +347,10 @@ def test_bad_input_names_the_argument(call, error, message):
         call()
 
 
-def test_multihead_without_rope_rejects_positions():
-    with pytest.raises(ValueError, match="positions: only used with rope_base, which is None"):
-        MultiHeadAttention(8, 2)(torch.zeros(1, 3, 8), positions=torch.arange(3))
+def test_multihead_without_rope_ignores_positions():
+    """Every layer takes positions; one without a part that reads them (GPT-2's, BERT's
+    attention) gives the same output wherever the tokens stand."""
+    torch.manual_seed(0)
+    mha, x = MultiHeadAttention(8, 2), torch.randn(1, 3, 8)
+    moved, _ = mha(x, positions=torch.arange(5, 8), is_causal=True)
+    torch.testing.assert_close(moved, mha(x, is_causal=True)[0], atol=0, rtol=0)
