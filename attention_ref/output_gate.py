@@ -29,9 +29,8 @@ class OutputGate(nn.Module):
         >>> from attention_ref.output_gate import OutputGate
         >>> gate = OutputGate(embed_dim=4, width=6, bias=False)
         >>> _ = torch.nn.init.zeros_(gate.proj.weight)  # sigmoid(0) = 1/2 everywhere
-        >>> gate(torch.ones(1, 2, 6), torch.randn(1, 2, 4))  # (N, L, H * D), (N, L, E)
-        tensor([[[0.5000, 0.5000, 0.5000, 0.5000, 0.5000, 0.5000],
-                 [0.5000, 0.5000, 0.5000, 0.5000, 0.5000, 0.5000]]], grad_fn=<MulBackward0>)
+        >>> gate(torch.ones(1, 2, 6), torch.randn(1, 2, 4))[0, 0].tolist()  # (N, L, H * D), (N, L, E)
+        [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
     """
 
     def __init__(
