@@ -29,7 +29,7 @@ class OutputGate(nn.Module):
         >>> from attention_ref.output_gate import OutputGate
         >>> gate = OutputGate(embed_dim=4, width=6, bias=False)
         >>> _ = torch.nn.init.zeros_(gate.proj.weight)  # sigmoid(0) = 1/2 everywhere
-        >>> gate(torch.ones(1, 2, 6), torch.randn(1, 2, 4))[0, 0].tolist()  # (N, L, H * D), (N, L, E)
+        >>> gate(torch.ones(1, 2, 6), torch.randn(1, 2, 4))[0, 0].tolist()  # heads, x
         [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
     """
 
