@@ -21,6 +21,7 @@ from .mask_mods import block_sparsity, create_mask, flex_reference
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm, RMSNorm
+from .open_models import from_hf
 from .plain import plain_attention
 from .positions import alibi_bias, apply_rope, sinusoidal_positions
 from .softmax import softmax
@@ -46,6 +47,7 @@ __all__ = [
     "chunked_attention",
     "create_mask",
     "flex_reference",
+    "from_hf",
     "from_sdpa_mask",
     "generate",
     "kv_cache_numel",

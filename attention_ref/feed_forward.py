@@ -18,7 +18,7 @@ from functools import partial
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["ACTIVATIONS", "activation_fn", "feed_forward"]
+__all__ = ["ACTIVATIONS", "FeedForward", "activation_fn", "feed_forward"]
 
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "relu": F.relu,
@@ -81,3 +81,47 @@ def feed_forward(
     if linear3 is not None:
         hidden = hidden * linear3(x)  # the gate times the "up" projection
     return linear2(dropout(hidden))  # (..., E)
+
+
+class FeedForward(nn.Module):
+    r"""The feed-forward network as a module with its own layers (``feed_forward``, no dropout).
+
+    $$\operatorname{FFN}(x) = \sigma(x W_1) W_2 \quad\text{or, gated,}\quad
+      \bigl(\sigma(x W_1) \odot x W_3\bigr) W_2$$
+
+    Args:
+        d_model: E.
+        dim_feedforward: F, the hidden width.
+        activation: A name of ``activation_fn`` (``"silu"``, ``"gelu_tanh"``...) or a callable.
+        gated: The gated form (SwiGLU with SiLU, GeGLU with GELU): ``linear1`` the gate,
+            ``linear3`` "up", ``linear2`` "down"; otherwise the plain MLP (no ``linear3``).
+        bias: Biases in the linear layers.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref.feed_forward import FeedForward
+        >>> ffn = FeedForward(4, 8, "silu")  # Llama's SwiGLU
+        >>> ffn(torch.randn(2, 3, 4)).shape, sorted(ffn.state_dict())
+        (torch.Size([2, 3, 4]), ['linear1.weight', 'linear2.weight', 'linear3.weight'])
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        dim_feedforward: int,
+        activation: str | Callable[[Tensor], Tensor] = "silu",
+        *,
+        gated: bool = True,
+        bias: bool = False,
+    ) -> None:
+        super().__init__()
+        self.activation = activation_fn(activation)
+        self.linear1 = nn.Linear(d_model, dim_feedforward, bias=bias)  # the gate, when gated
+        self.linear2 = nn.Linear(dim_feedforward, d_model, bias=bias)  # "down"
+        self.linear3 = nn.Linear(d_model, dim_feedforward, bias=bias) if gated else None  # "up"
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``(..., E)`` to ``(..., E)``."""
+        return feed_forward(
+            x, self.linear1, self.linear2, self.activation, nn.Identity(), self.linear3
+        )

@@ -30,3 +30,89 @@ def random_attention(attention_class, config, layer_idx: int, seed: int) -> torc
         for p in theirs.parameters():
             p.copy_(torch.randn_like(p) * 0.3)
     return theirs
+
+
+def randomize(module: torch.nn.Module, seed: int = 0, std: float = 0.3) -> torch.nn.Module:
+    """Every parameter of ``module`` random (biases and norm weights too, so that none is
+    trivial), in eval mode; returns it."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64).to(p.dtype) * std)
+    return module.eval()
+
+
+def hf_mask(config, layer_type: str, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+    """Hugging Face's own eager mask for a layer of ``layer_type`` (``masking_utils``), for the
+    queries of ``x`` ``(N, L, E)`` standing at ``offset + arange(L)`` over keys at the same
+    positions: ``(N, 1, L, L)``, 0 where allowed, the dtype's minimum elsewhere.
+
+    Without a cache Hugging Face places queries and keys at ``position_ids``: the windows and
+    chunks of a layer follow them."""
+    from transformers import masking_utils as mu
+
+    build = {
+        "full_attention": mu.create_causal_mask,
+        "sliding_attention": mu.create_sliding_window_causal_mask,
+        "chunked_attention": mu.create_chunked_causal_mask,
+    }[layer_type]
+    N, L = x.shape[:2]
+    positions = torch.arange(offset, offset + L).expand(N, L)
+    mask = build(
+        config=config,
+        inputs_embeds=x,
+        attention_mask=None,
+        cache=None,
+        position_ids=positions,
+        allow_is_causal_skip=False,
+    )
+    return mask
+
+
+def rotary_for(theirs: torch.nn.Module, config):
+    """The rotary-embedding module of ``theirs``' family (``<Family>RotaryEmbedding``), built
+    from ``config``, or None for a family without one."""
+    import sys
+
+    modeling = sys.modules[type(theirs).__module__]
+    names = [n for n in dir(modeling) if n.endswith("RotaryEmbedding")]
+    return getattr(modeling, names[0])(config) if names else None
+
+
+def llama_like_call(theirs, config, x, layer_type: str, offset: int = 0):
+    """Their eager output for ``x`` at positions ``offset + arange(L)``: a Llama-like attention
+    module called with its family's rotary embedding and its layer type's mask."""
+    N, L = x.shape[:2]
+    position_ids = torch.arange(offset, offset + L).expand(N, L)
+    rotary = rotary_for(theirs, config)
+    mask = hf_mask(config, layer_type, x, offset)
+    with torch.no_grad():
+        return theirs(x, rotary(x, position_ids), mask)[0]
+
+
+def ours_call(ours, x, offset: int = 0):
+    """Our module's output for ``x`` at positions ``offset + arange(L)`` under its own rule."""
+    L = x.size(1)
+    with torch.no_grad():
+        out = ours(x, positions=torch.arange(offset, offset + L), is_causal=True)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def cached_equals_full(ours, x, splits=(4, 1, 1, 1), atol=1e-5) -> None:
+    """Decoding through a ``KVCache`` (a prompt, then a token at a time) gives the rows of
+    the full causal forward."""
+    from attention_ref import KVCache, LatentCache, MultiHeadLatentAttention
+
+    attention = getattr(ours, "self_attn", ours)
+    latent = isinstance(attention, MultiHeadLatentAttention)
+    cache = LatentCache() if latent else KVCache()
+    with torch.no_grad():
+        full = ours(x, is_causal=True)
+        full = full[0] if isinstance(full, tuple) else full
+        outs, start = [], 0
+        for n in splits:
+            out = ours(x[:, start : start + n], is_causal=True, kv_cache=cache)
+            outs.append(out[0] if isinstance(out, tuple) else out)
+            start += n
+    assert start == x.size(1), "splits must cover x"
+    torch.testing.assert_close(torch.cat(outs, dim=1), full, atol=atol, rtol=atol)

@@ -1,0 +1,69 @@
+"""Open models' attention layers as attention_ref modules: ``from_hf(module)``.
+
+Given a Hugging Face attention module (``Qwen3Attention``, ...) or decoder layer
+(``Qwen3DecoderLayer``, ...), ``from_hf`` returns the module built here from the parts the
+course teaches (``attention_ref.qk_parts``, ``attention_ref.output_gate``,
+``attention_ref.residual``...), with copies of the same weights in the same dtype. It reads
+the module by duck typing, its ``config`` and ``layer_idx`` (or, for a class without a config,
+its attributes): ``import attention_ref`` never imports transformers, and ``from_hf`` works
+without it installed.
+
+Each family's builders live in a module of this package, which lists them in a ``BUILDERS``
+dict, class name to builder; ``from_hf`` looks the class up there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from typing import Any
+
+from torch import nn
+
+__all__ = ["from_hf", "supported"]
+
+
+def _builders() -> dict[str, Callable[[Any], nn.Module]]:
+    """Every family module's ``BUILDERS``, merged."""
+    found: dict[str, Callable[[Any], nn.Module]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        family = importlib.import_module(f"{__name__}.{info.name}")
+        found |= getattr(family, "BUILDERS", {})
+    return found
+
+
+def supported() -> list[str]:
+    """The Hugging Face class names ``from_hf`` takes, sorted."""
+    return sorted(_builders())
+
+
+def from_hf(module: Any) -> nn.Module:
+    """The attention_ref module equal to a Hugging Face attention module or decoder layer.
+
+    Called as ``ours(x, positions=positions, is_causal=True)``: ``x`` ``(N, L, E)``,
+    ``positions`` the absolute positions (ignored by a layer without a position scheme), and
+    ``is_causal=True`` this layer's rule: causal, within its window or chunk where the config
+    makes it a sliding or chunked layer. An attention module returns what
+    ``MultiHeadAttention`` returns, ``(output, weights)`` (``MultiHeadLatentAttention``: the
+    output); a decoder layer returns the output ``(N, L, E)``.
+
+    Args:
+        module: An instance of a supported class (``supported()``), with its weights.
+
+    Returns:
+        The attention_ref module, in ``module``'s dtype and on its device, in eval mode if it is.
+
+    Raises:
+        ValueError: If the class is not supported (named in the message), or the config asks
+            for something out of scope (a rotary scaling such as YaRN).
+    """
+    name = type(module).__name__
+    builder = _builders().get(name)
+    if builder is None:
+        raise ValueError(
+            f"module: {name} is not supported by from_hf; supported: {', '.join(supported())}"
+        )
+    weight = next(module.parameters())
+    ours = builder(module).to(device=weight.device, dtype=weight.dtype)
+    return ours.train(module.training)

@@ -1,0 +1,106 @@
+"""Where the norms and the residual additions sit around attention and the feed-forward network.
+
+A decoder layer is attention and a feed-forward network (FFN) on a residual stream x; models
+differ in where they normalize and add. Each wiring here owns its norms and is called as
+``wiring(x, attend, ffn)``, where ``attend`` and ``ffn`` map ``(N, L, E)`` to ``(N, L, E)``:
+
+- ``PreNorm``  (GPT-2, Llama):      h = x + A(n1(x));           y = h + F(n2(h))
+- ``PostNorm`` (OLMo 2):            h = x + n1(A(x));           y = h + n2(F(h))
+- ``Sandwich`` (Gemma 2 and 3, GLM-4): h = x + n2(A(n1(x)));    y = h + n4(F(n3(h)))
+- ``Parallel`` (GPT-J, GPT-NeoX, Falcon, Cohere): y = x + A(n1(x)) + F(n2(x)), n2 = n1 if one
+
+(The 2017 post-LN layer, y = n(x + A(x)), is
+[`TransformerEncoderLayer`][attention_ref.TransformerEncoderLayer].)
+
+Shape legend: N batch, L length, E model width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from torch import Tensor, nn
+
+__all__ = ["Parallel", "PostNorm", "PreNorm", "Sandwich"]
+
+Branch = Callable[[Tensor], Tensor]  # (N, L, E) -> (N, L, E)
+
+
+class PreNorm(nn.Module):
+    """Normalize, then add: ``h = x + m A(n1(x))``, ``y = h + m F(n2(h))``.
+
+    Args:
+        norm1: Before attention (``input_layernorm`` in Hugging Face's Llama).
+        norm2: Before the FFN (``post_attention_layernorm`` there, despite the name).
+        residual_multiplier: m, scaling both branches before they are added (Granite);
+            1 elsewhere.
+    """
+
+    def __init__(self, norm1: nn.Module, norm2: nn.Module, residual_multiplier: float = 1.0):
+        super().__init__()
+        self.norm1, self.norm2, self.residual_multiplier = norm1, norm2, residual_multiplier
+
+    def forward(self, x: Tensor, attend: Branch, ffn: Branch) -> Tensor:
+        m = self.residual_multiplier
+        h = x + attend(self.norm1(x)) * m
+        return h + ffn(self.norm2(h)) * m
+
+
+class PostNorm(nn.Module):
+    """Normalize each branch's output, then add (OLMo 2).
+
+    ``h = x + n1(A(x))``, ``y = h + n2(F(h))``.
+
+    Args:
+        norm1: On the attention output (``post_attention_layernorm``).
+        norm2: On the FFN output (``post_feedforward_layernorm``).
+    """
+
+    def __init__(self, norm1: nn.Module, norm2: nn.Module):
+        super().__init__()
+        self.norm1, self.norm2 = norm1, norm2
+
+    def forward(self, x: Tensor, attend: Branch, ffn: Branch) -> Tensor:
+        h = x + self.norm1(attend(x))
+        return h + self.norm2(ffn(h))
+
+
+class Sandwich(nn.Module):
+    """A norm before and after each branch (Gemma 2 and 3, GLM-4).
+
+    ``h = x + n2(A(n1(x)))``, ``y = h + n4(F(n3(h)))``.
+
+    Args:
+        norm1: Before attention (``input_layernorm``).
+        norm2: After attention (``post_attention_layernorm``; GLM-4: ``post_self_attn_layernorm``).
+        norm3: Before the FFN (``pre_feedforward_layernorm``; GLM-4: ``post_attention_layernorm``).
+        norm4: After the FFN (``post_feedforward_layernorm``; GLM-4: ``post_mlp_layernorm``).
+    """
+
+    def __init__(self, norm1: nn.Module, norm2: nn.Module, norm3: nn.Module, norm4: nn.Module):
+        super().__init__()
+        self.norm1, self.norm2, self.norm3, self.norm4 = norm1, norm2, norm3, norm4
+
+    def forward(self, x: Tensor, attend: Branch, ffn: Branch) -> Tensor:
+        h = x + self.norm2(attend(self.norm1(x)))
+        return h + self.norm4(ffn(self.norm3(h)))
+
+
+class Parallel(nn.Module):
+    """Attention and the FFN side by side on the same input: ``y = x + A(n1(x)) + F(n2(x))``.
+
+    GPT-J, Falcon (7B) and Cohere normalize once (``norm2=None``: the FFN reads ``n1(x)``);
+    GPT-NeoX and Falcon's new architecture have a norm for each branch.
+
+    Args:
+        norm1: Before attention (and before the FFN when ``norm2`` is None).
+        norm2: Before the FFN, or None.
+    """
+
+    def __init__(self, norm1: nn.Module, norm2: nn.Module | None = None):
+        super().__init__()
+        self.norm1, self.norm2 = norm1, norm2
+
+    def forward(self, x: Tensor, attend: Branch, ffn: Branch) -> Tensor:
+        h = self.norm1(x)
+        return x + attend(h) + ffn(h if self.norm2 is None else self.norm2(x))
