@@ -1,0 +1,130 @@
+"""What a module built by ``from_hf`` is made of, read from the module itself.
+
+``describe(ours)`` lists the parts of one attention module or decoder layer: which
+projections have a bias, the parts on the queries and keys in order (a norm, rotary
+positions with their fraction and pairing, a temperature), the scale, a score function bound
+into the kernel, an output gate, sink logits, the layer's own rule and, for a layer, its
+wiring. The page "Attention in open models" builds its table from these descriptions, so a
+cell cannot say something the module does not do.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from typing import Any
+
+from torch import nn
+
+from ..latent import MultiHeadLatentAttention
+from ..multihead import MultiHeadAttention
+from ..norms import LayerNorm, RMSNorm
+from ..qk_parts import HeadLayerNorm, QKNorm, QueryTemperature, Rotary
+
+__all__ = ["describe", "describe_part", "describe_rule"]
+
+
+def _norm(norm: nn.Module) -> str:
+    """``"rms"``, ``"l2"`` (an RMSNorm without weight), ``"layernorm"``; else the class name."""
+    if isinstance(norm, RMSNorm):
+        return "rms" if norm.weight is not None else "l2"
+    if isinstance(norm, (LayerNorm, HeadLayerNorm)):
+        return "layernorm"
+    return type(norm).__name__
+
+
+def describe_part(part: nn.Module, head_dim: int) -> dict[str, Any]:
+    """One part of ``qk_parts`` as a dict: its kind and what it is set to."""
+    if isinstance(part, Rotary):
+        rotated = head_dim if part.rotary_dim is None else part.rotary_dim
+        pairing = "interleaved" if part.interleaved else "half"
+        return {
+            "part": "rope",
+            "fraction": rotated / head_dim,
+            "pairing": pairing,
+            "base": part.base,
+        }
+    if isinstance(part, QKNorm):
+        return {
+            "part": "qk_norm",
+            "norm": _norm(part.q_norm),
+            "over": "whole" if part.whole else "head",
+        }
+    if isinstance(part, QueryTemperature):
+        return {
+            "part": "temperature",
+            "floor_scale": part.floor_scale,
+            "attn_scale": part.attn_scale,
+        }
+    return {"part": type(part).__name__}
+
+
+def describe_rule(rule: Any) -> dict[str, Any] | None:
+    """The layer's own rule (``sliding_window`` or ``chunked`` of ``attention_ref.mask_mods``):
+    its kind and size, read from the closure; None for a full-attention layer."""
+    if rule is None:
+        return None
+    kind = rule.__qualname__.split(".")[0]
+    values = inspect.getclosurevars(rule).nonlocals
+    size = values.get("window", values.get("chunk_size"))
+    return {"rule": kind, "size": size}
+
+
+def _score_function(attention_fn: Any) -> dict[str, Any] | None:
+    """A score function bound into the kernel (``partial(kernel, score_mod=f)``): its name
+    (``softcap``, ``alibi``...) and, for a soft cap, the cap."""
+    if not isinstance(attention_fn, functools.partial) or "score_mod" not in attention_fn.keywords:
+        return None
+    score_mod = attention_fn.keywords["score_mod"]
+    name = score_mod.__qualname__.split(".")[0]
+    values = inspect.getclosurevars(score_mod).nonlocals
+    return {"score": name} | ({"cap": values["cap"]} if "cap" in values else {})
+
+
+def _attention(attn: nn.Module) -> dict[str, Any]:
+    if isinstance(attn, MultiHeadLatentAttention):
+        return {
+            "attention": "latent",
+            "rope": {"part": "rope", "pairing": "interleaved" if attn.rope_interleaved else "half"},
+        }
+    if not isinstance(attn, MultiHeadAttention):
+        return {"attention": type(attn).__name__}
+    projections = zip("qkvo", (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj), strict=True)
+    D = attn.head_dim
+    scale = attn.scale
+    return {
+        "attention": "multi-head",
+        "heads": attn.num_heads,
+        "kv_heads": attn.num_kv_heads,
+        "bias": "".join(name for name, linear in projections if linear.bias is not None),
+        "qk_parts": [describe_part(p, D) for p in attn.qk_parts],
+        "scale": None if scale is None or math.isclose(scale, D**-0.5) else scale,
+        "score_function": _score_function(attn.attention_fn),
+        "output_gate": attn.output_gate is not None,
+        "sinks": attn.sinks is not None,
+        "rule": describe_rule(attn.mask_mod),
+    }
+
+
+def describe(module: nn.Module) -> dict[str, Any]:
+    """The parts of an attention module or decoder layer built by ``from_hf``.
+
+    Examples:
+        >>> from attention_ref import MultiHeadAttention
+        >>> from attention_ref.open_models.describe import describe
+        >>> row = describe(MultiHeadAttention(8, 2, bias=False, rope_base=10000.0))
+        >>> row["bias"], row["qk_parts"][0]["part"], row["qk_parts"][0]["fraction"]
+        ('', 'rope', 1.0)
+    """
+    attn = getattr(module, "self_attn", module)
+    row = _attention(attn)
+    wiring = getattr(module, "wiring", None)
+    if wiring is not None:
+        norms = [c for name, c in wiring.named_children() if name.startswith("norm")]
+        row["wiring"] = {
+            "kind": type(wiring).__name__,
+            "norms": [_norm(n) for n in norms],
+            "residual_multiplier": getattr(wiring, "residual_multiplier", 1.0),
+        }
+    return row
