@@ -86,7 +86,7 @@ def rms_norm(theirs: nn.Module, *, plus_one: bool = False) -> RMSNorm:
     (Gemma, Qwen3-Next), converted here to a plain weight."""
     weight: Tensor = theirs.weight
     eps = getattr(theirs, "variance_epsilon", getattr(theirs, "eps", None))
-    ours = RMSNorm(weight.shape[-1], eps=eps)
+    ours = RMSNorm(weight.shape[-1], eps=eps, dtype=weight.dtype)
     with torch.no_grad():
         ours.weight.copy_(weight.float() + 1 if plus_one else weight)
     return ours
@@ -96,8 +96,9 @@ def layer_norm(theirs: nn.Module, *, plus_one: bool = False) -> LayerNorm:
     """Our ``LayerNorm`` with their weight, bias (if any) and eps; ``plus_one`` as in
     ``rms_norm`` (Nemotron's LayerNorm1P)."""
     bias = getattr(theirs, "bias", None)
-    ours = LayerNorm(theirs.weight.shape[-1], eps=theirs.eps, bias=bias is not None)
-    state = {"weight": theirs.weight + 1 if plus_one else theirs.weight}
+    weight = theirs.weight
+    ours = LayerNorm(weight.shape[-1], eps=theirs.eps, bias=bias is not None, dtype=weight.dtype)
+    state = {"weight": weight + 1 if plus_one else weight}
     ours.load_state_dict(state | ({} if bias is None else {"bias": bias}))
     return ours
 
@@ -108,5 +109,6 @@ def drop_bias(linear: nn.Linear) -> None:
 
 
 def copy_weights(ours: nn.Module, state: Mapping[str, Tensor]) -> None:
-    """Load ``state`` into ``ours`` strictly (every key, no other), as float32 copies."""
-    ours.load_state_dict({k: v.detach().float() for k, v in state.items()}, strict=True)
+    """Load ``state`` into ``ours`` strictly (every key, no other), as copies in ``ours``'
+    dtype (build ``ours`` in their dtype to keep float64 weights exact)."""
+    ours.load_state_dict({k: v.detach() for k, v in state.items()}, strict=True)
