@@ -81,7 +81,7 @@ def rotary(
     return Rotary(params["rope_theta"], interleaved=interleaved, rotary_dim=rotary_dim)
 
 
-def rms_norm(theirs: nn.Module, *, plus_one: bool = False) -> RMSNorm:
+def rms_norm(theirs: Any, *, plus_one: bool = False) -> RMSNorm:
     """Our ``RMSNorm`` with their weight and eps; ``plus_one``: they scale by ``1 + w``
     (Gemma, Qwen3-Next), converted here to a plain weight."""
     weight: Tensor = theirs.weight
@@ -92,7 +92,7 @@ def rms_norm(theirs: nn.Module, *, plus_one: bool = False) -> RMSNorm:
     return ours
 
 
-def layer_norm(theirs: nn.Module, *, plus_one: bool = False) -> LayerNorm:
+def layer_norm(theirs: Any, *, plus_one: bool = False) -> LayerNorm:
     """Our ``LayerNorm`` with their weight, bias (if any) and eps; ``plus_one`` as in
     ``rms_norm`` (Nemotron's LayerNorm1P)."""
     bias = getattr(theirs, "bias", None)
