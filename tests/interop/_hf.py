@@ -90,6 +90,23 @@ def llama_like_call(theirs, config, x, layer_type: str, offset: int = 0):
         return theirs(x, rotary(x, position_ids), mask)[0]
 
 
+def llama_like_layer_call(theirs, config, x, layer_type: str, offset: int = 0):
+    """Their eager output for ``x`` at positions ``offset + arange(L)``: a Llama-like decoder
+    layer called with its family's rotary embedding and its layer type's mask."""
+    N, L = x.shape[:2]
+    position_ids = torch.arange(offset, offset + L).expand(N, L)
+    rotary = rotary_for(theirs.self_attn, config)
+    mask = hf_mask(config, layer_type, x, offset)
+    with torch.no_grad():
+        out = theirs(
+            x,
+            attention_mask=mask,
+            position_ids=position_ids,
+            position_embeddings=rotary(x, position_ids),
+        )
+    return out[0] if isinstance(out, tuple) else out
+
+
 def ours_call(ours, x, offset: int = 0):
     """Our module's output for ``x`` at positions ``offset + arange(L)`` under its own rule."""
     L = x.size(1)
