@@ -18,7 +18,7 @@ from ..multihead import MultiHeadAttention
 from ..residual import PreNorm
 from .common import copy_weights, drop_bias, layer_rule, rms_norm, rotary
 
-__all__ = ["BUILDERS", "attention", "decoder_layer", "projections"]
+__all__ = ["BUILDERS", "attention", "decoder_layer", "projections", "swiglu"]
 
 
 def projections(theirs: Any, prefix: str = "") -> dict[str, Any]:
@@ -69,33 +69,26 @@ def llama_attention(theirs: Any) -> MultiHeadAttention:
     return ours
 
 
-def decoder_layer(theirs: Any, attention_builder: Any = llama_attention) -> Block:
-    """A Llama-like pre-norm decoder layer: RMSNorm, attention, RMSNorm, SwiGLU."""
-    mlp = theirs.mlp
-    ffn = FeedForward(
-        mlp.gate_proj.in_features,
-        mlp.gate_proj.out_features,
-        "silu",
-        bias=mlp.gate_proj.bias is not None,
-    )
+def swiglu(mlp: Any) -> FeedForward:
+    """Our ``FeedForward`` for their gated MLP, ``down_proj(silu(gate_proj(x)) * up_proj(x))``
+    (Llama's and most families' ``mlp``), with its weights (and biases, if any)."""
+    names = {"gate_proj": "linear1", "up_proj": "linear3", "down_proj": "linear2"}
+    biased = mlp.gate_proj.bias is not None
+    ffn = FeedForward(mlp.gate_proj.in_features, mlp.gate_proj.out_features, "silu", bias=biased)
     ffn.load_state_dict(
         {
-            "linear1.weight": mlp.gate_proj.weight,
-            "linear3.weight": mlp.up_proj.weight,
-            "linear2.weight": mlp.down_proj.weight,
+            f"{ours}.{kind}": t
+            for theirs, ours in names.items()
+            for kind, t in getattr(mlp, theirs).state_dict().items()
         }
-        | (
-            {}
-            if mlp.gate_proj.bias is None
-            else {
-                "linear1.bias": mlp.gate_proj.bias,
-                "linear3.bias": mlp.up_proj.bias,
-                "linear2.bias": mlp.down_proj.bias,
-            }
-        )
     )
+    return ffn
+
+
+def decoder_layer(theirs: Any, attention_builder: Any = llama_attention) -> Block:
+    """A Llama-like pre-norm decoder layer: RMSNorm, attention, RMSNorm, SwiGLU."""
     wiring = PreNorm(rms_norm(theirs.input_layernorm), rms_norm(theirs.post_attention_layernorm))
-    return Block(attention_builder(theirs.self_attn), ffn, wiring)
+    return Block(attention_builder(theirs.self_attn), swiglu(theirs.mlp), wiring)
 
 
 BUILDERS = {
