@@ -95,8 +95,8 @@ def gather(
     if attn_mask is not None:
         check_mask(attn_mask, torch.Size(shape))
     cache_rule = None if kv_cache is None else kv_cache.rule()
-    rules = [mask_mod, causal() if is_causal else None, cache_rule, layer_rule]
-    rules = [r for r in rules if r is not None]
+    given = (mask_mod, causal() if is_causal else None, cache_rule, layer_rule)
+    rules: list[MaskMod] = [r for r in given if r is not None]
     if kv_cache is None and mask_mod is None and layer_rule is None and attn_mask is None:
         return Masks(shape, None, is_causal, None)  # causal or nothing: the fast path
     positions = None if cache_rule is None else kv_cache.positions  # a rolling cache
@@ -149,9 +149,10 @@ def call_kernel(
             s, b, h, q_idx, positions[kv_idx]
         )
     if {"mask_mod", "q_offset"} <= takes:  # a rule kernel: every rule, aligned, as one
-        bound = own and at_positions(own, masks.key_positions)
+        aligned = None if own is None else at_positions(own, masks.key_positions)
         # causal stays a flag only while it is the whole story: beside a bound rule it is a rule
-        rules = [r for r in (masks.rule, bound and masks.is_causal and causal(), bound) if r]
+        extra = [] if aligned is None else [aligned] + ([causal()] if masks.is_causal else [])
+        rules: list[MaskMod] = [r for r in (masks.rule, *extra) if r is not None]
         kwargs["q_offset"] = masks.q_offset
         if rules:
             kwargs["mask_mod"] = rules[0] if len(rules) == 1 else and_masks(*rules)
