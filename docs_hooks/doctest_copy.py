@@ -11,6 +11,10 @@ notebook and the plain ``python`` REPL alike:
 
       # k.view(1, 3, 2, 4)  # raises RuntimeError: shape '[1, 3, 2, 4]' is invalid ...
 
+- a statement marked ``# doctest: +SKIP``, which the tests never run because it needs what
+  they lack (the network, a library outside the package's dependencies), is copied commented
+  out as well, so that copies, scripts and notebooks never run it either.
+
 A block in the middle of a page uses what the blocks above it defined. Its copy runs alone:
 ``standalone`` puts before it the earlier examples of the page that it needs, found with
 ``ast`` (the names each example binds, changes in place and uses), in page order, under a
@@ -49,14 +53,28 @@ def raised(example: doctest.Example) -> str | None:
     return lines[0] if lines else "an exception"
 
 
+def skipped(example: doctest.Example) -> bool:
+    """Whether an example is marked ``# doctest: +SKIP``: shown on the page, never run.
+
+    >>> [skipped(e) for e in examples(">>> 1  # doctest: +SKIP\\n1\\n>>> 2\\n2\\n")]
+    [True, False]
+    >>> print(runnable(">>> import transformers  # doctest: +SKIP\\n>>> 1 + 1\\n2\\n"))
+    # import transformers  # doctest: +SKIP
+    1 + 1
+    """
+    return bool(example.options.get(doctest.SKIP))
+
+
 def copy_of(example: doctest.Example) -> str:
-    """One example's source as copied: commented out, with the error named, if it raises."""
+    """One example's source as copied: commented out, with the error named, if it raises;
+    commented out as it stands if it is skipped."""
     source = example.source.rstrip("\n")
     error = raised(example)
-    if error is None:
+    if error is None and not skipped(example):
         return source
     lines = [f"# {line}" if line.strip() else "#" for line in source.splitlines()]
-    lines[-1] += f"  # raises {error}"
+    if error is not None:
+        lines[-1] += f"  # raises {error}"
     return "\n".join(lines)
 
 
@@ -201,7 +219,7 @@ class Unit:
 
 def _unit(block: int, example: doctest.Example, copy: str) -> Unit:
     unit = Unit(block, copy)
-    tree = None if raised(example) else _parse(example.source)
+    tree = None if raised(example) or skipped(example) else _parse(example.source)
     if tree is None:  # copied commented out: it runs nothing
         unit.shows = True
         return unit
