@@ -8,9 +8,10 @@ differ in where they normalize and add. Each wiring here owns its norms and is c
 - ``PostNorm`` (OLMo 2):            h = x + n1(A(x));           y = h + n2(F(h))
 - ``Sandwich`` (Gemma 2 and 3, GLM-4): h = x + n2(A(n1(x)));    y = h + n4(F(n3(h)))
 - ``Parallel`` (GPT-J, GPT-NeoX, Falcon, Cohere): y = x + A(n1(x)) + F(n2(x)), n2 = n1 if one
+- ``AddNorm``  (the 2017 paper, BERT):  h = n1(x + A(x));           y = n2(h + F(h))
 
-(The 2017 post-LN layer, y = n(x + A(x)), is
-[`TransformerEncoderLayer`][attention_ref.TransformerEncoderLayer].)
+(``AddNorm`` is the wiring of
+[`TransformerEncoderLayer`][attention_ref.TransformerEncoderLayer] with ``norm_first=False``.)
 
 Shape legend: N batch, L length, E model width.
 """
@@ -21,7 +22,7 @@ from collections.abc import Callable
 
 from torch import Tensor, nn
 
-__all__ = ["Parallel", "PostNorm", "PreNorm", "Sandwich"]
+__all__ = ["AddNorm", "Parallel", "PostNorm", "PreNorm", "Sandwich"]
 
 Branch = Callable[[Tensor], Tensor]  # (N, L, E) -> (N, L, E)
 
@@ -104,3 +105,32 @@ class Parallel(nn.Module):
     def forward(self, x: Tensor, attend: Branch, ffn: Branch) -> Tensor:
         h = self.norm1(x)
         return x + attend(h) + ffn(h if self.norm2 is None else self.norm2(x))
+
+
+class AddNorm(nn.Module):
+    """Add, then normalize the sum ("Add & Norm", the 2017 paper's post-LN; BERT).
+
+    ``h = n1(x + A(x))``, ``y = n2(h + F(h))``: the residual stream itself is normalized
+    after each branch, unlike ``PostNorm``, which normalizes only the branch's output.
+
+    Args:
+        norm1: After attention and its addition (BERT's ``attention.output.LayerNorm``).
+        norm2: After the FFN and its addition (BERT's ``output.LayerNorm``).
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref import LayerNorm
+        >>> from attention_ref.residual import AddNorm
+        >>> wiring = AddNorm(LayerNorm(4), LayerNorm(4))
+        >>> y = wiring(torch.randn(1, 3, 4), lambda h: 2 * h, torch.tanh)  # (N, L, E)
+        >>> y.mean(-1).abs().max() < 1e-6  # every token leaves normalized
+        tensor(True)
+    """
+
+    def __init__(self, norm1: nn.Module, norm2: nn.Module):
+        super().__init__()
+        self.norm1, self.norm2 = norm1, norm2
+
+    def forward(self, x: Tensor, attend: Branch, ffn: Branch) -> Tensor:
+        h = self.norm1(x + attend(x))
+        return self.norm2(h + ffn(h))
