@@ -19,6 +19,7 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from torch import nn
 
 __all__ = ["from_hf", "supported"]
@@ -65,5 +66,12 @@ def from_hf(module: Any) -> nn.Module:
             f"module: {name} is not supported by from_hf; supported: {', '.join(supported())}"
         )
     weight = next(module.parameters())
-    ours = builder(module).to(device=weight.device, dtype=weight.dtype)
-    return ours.train(module.training)
+    # Built in float64 for a float64 module, so that its weights are copied exactly; in float32
+    # otherwise (float16 and bfloat16 weights are exact in float32), then cast to their dtype.
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64 if weight.dtype == torch.float64 else torch.float32)
+    try:
+        ours = builder(module)
+    finally:
+        torch.set_default_dtype(previous)
+    return ours.to(device=weight.device, dtype=weight.dtype).train(module.training)

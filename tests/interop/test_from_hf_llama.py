@@ -97,3 +97,14 @@ def test_weights_are_copied_in_their_dtype():
 def test_an_unsupported_module_is_named_in_the_error():
     with pytest.raises(ValueError, match="module: Linear is not supported by from_hf"):
         from_hf(torch.nn.Linear(2, 2))
+
+
+def test_a_float64_module_is_copied_exactly():
+    """Built in float64 (not float32, then cast): every weight equal to the last bit."""
+    config, attention, _, _ = _family("llama")
+    theirs = attention(config, layer_idx=0).to(torch.float64)
+    randomize(theirs)
+    with torch.no_grad():
+        theirs.q_proj.weight.add_(1e-12)  # below float32's resolution near 0.3
+    ours = from_hf(theirs)
+    torch.testing.assert_close(ours.q_proj.weight, theirs.q_proj.weight, atol=0, rtol=0)
