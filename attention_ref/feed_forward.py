@@ -18,10 +18,24 @@ from functools import partial
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["ACTIVATIONS", "FeedForward", "activation_fn", "feed_forward"]
+__all__ = ["ACTIVATIONS", "FeedForward", "activation_fn", "feed_forward", "relu_squared"]
+
+
+def relu_squared(x: Tensor) -> Tensor:
+    """``relu(x) ** 2`` (So et al.'s Primer; Nemotron's MLP, ``"relu2"``).
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref.feed_forward import relu_squared
+        >>> relu_squared(torch.tensor([-1.0, 0.5, 3.0]))
+        tensor([0.0000, 0.2500, 9.0000])
+    """
+    return F.relu(x).square()
+
 
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "relu": F.relu,
+    "relu2": relu_squared,
     "gelu": F.gelu,  # exact: x * Phi(x)
     "gelu_tanh": partial(F.gelu, approximate="tanh"),  # GPT-2's gelu_new
     "silu": F.silu,  # x * sigmoid(x), also called swish

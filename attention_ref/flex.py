@@ -21,7 +21,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._checks import check_positive_int, check_qkv, check_tensor
+from ._checks import check_number, check_positive_int, check_qkv, check_tensor
 from ._mods import MaskMod, ScoreMod, call, check_callable, indices, mask_values
 from ._precision import upcast
 from .positions import alibi_slopes
@@ -29,10 +29,10 @@ from .positions import alibi_slopes
 __all__ = ["alibi", "flex_reference", "relative_bias", "softcap"]
 
 
-def alibi(num_heads: int) -> ScoreMod:
-    r"""ALiBi as a score function: add ``slope[h] · (kv - q)`` to each score.
+def alibi(num_heads: int, *, scale: float = 1.0) -> ScoreMod:
+    r"""ALiBi as a score function: add ``scale · slope[h] · (kv - q)`` to each score.
 
-    $$s'_{h,q,kv} = s_{h,q,kv} + m_h \, (kv - q)$$
+    $$s'_{h,q,kv} = s_{h,q,kv} + c\, m_h \, (kv - q)$$
 
     with the slopes $m_h$ of [`alibi_bias`][attention_ref.alibi_bias] (Press et al.'s rule for
     any number of heads). ``alibi_bias`` is aligned bottom-right and this function, which sees
@@ -42,13 +42,15 @@ def alibi(num_heads: int) -> ScoreMod:
 
     Args:
         num_heads: H, the number of (query) heads; ``h`` indexes them.
+        scale: c, multiplying every slope; 1 (BLOOM). Falcon adds ALiBi to ``q·k`` before
+            the scale ``1/sqrt(D)``, the same as slopes times ``1/sqrt(D)``: ``scale=D**-0.5``.
 
     Returns:
         A ``score_mod(score, b, h, q_idx, kv_idx)``.
 
     Raises:
-        TypeError: If ``num_heads`` is not an int.
-        ValueError: If ``num_heads`` is below 1.
+        TypeError: If ``num_heads`` is not an int, or ``scale`` not a number.
+        ValueError: If ``num_heads`` is below 1, or ``scale`` not positive.
 
     Examples:
         >>> import torch
@@ -61,7 +63,8 @@ def alibi(num_heads: int) -> ScoreMod:
         True
     """
     num_heads = check_positive_int("num_heads", num_heads, "number of heads")
-    slopes = torch.tensor(alibi_slopes(num_heads), dtype=torch.float64)  # (H,): exact, cast per use
+    c = check_number("scale", scale, positive=True)
+    slopes = torch.tensor(alibi_slopes(num_heads), dtype=torch.float64) * c  # (H,): cast per use
 
     def score_mod(score: Tensor, b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
         slope = slopes.to(device=score.device, dtype=score.dtype)[h]
