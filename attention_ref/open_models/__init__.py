@@ -58,6 +58,19 @@ def from_hf(module: Any) -> nn.Module:
     Raises:
         ValueError: If the class is not supported (named in the message), or the config asks
             for something out of scope (a rotary scaling such as YaRN).
+
+    Examples:
+        A module of a supported class (here without transformers: none at hand):
+
+        >>> import torch
+        >>> from attention_ref import from_hf
+        >>> from attention_ref.open_models import supported
+        >>> "Qwen3Attention" in supported(), "Qwen3DecoderLayer" in supported()
+        (True, True)
+        >>> from_hf(torch.nn.Linear(4, 4))
+        Traceback (most recent call last):
+        ...
+        ValueError: module: Linear is not supported by from_hf; supported: ...
     """
     name = type(module).__name__
     builder = _builders().get(name)
