@@ -75,10 +75,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHONS[0], default=False)
 def interop(session: nox.Session) -> None:
-    """Tests against Hugging Face's transformers: DeepSeek-V3's and gpt-oss' attention, masks.
+    """Tests against Hugging Face's transformers: from_hf on every family, the table, masks.
 
-    tests/interop, with the transformers pinned in constraints.txt: multi-head latent attention,
-    attention with sink logits (full and sliding-window layers), masking_utils' masks.
+    tests/interop, with the transformers pinned in constraints.txt: attention_ref.from_hf on each
+    supported family's attention module and decoder layer (test_from_hf_*.py, a test per quirk),
+    the open-models table regenerated and compared with docs/includes/open-models.json, multi-head
+    latent attention, attention with sink logits, masking_utils' masks.
 
     Not part of the plain `pytest` run, which needs only torch and numpy. Here nothing may be
     skipped: ATTENTION_REF_INTEROP=1 makes tests/interop/conftest.py fail a test or module that
