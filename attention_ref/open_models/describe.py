@@ -82,12 +82,29 @@ def _score_function(attention_fn: Any) -> dict[str, Any] | None:
     return {"score": name} | ({"cap": values["cap"]} if "cap" in values else {})
 
 
+def _latent(attn: MultiHeadLatentAttention) -> dict[str, Any]:
+    """MLA: its decoupled rotary part (the fraction of each query/key head it covers), its
+    scale and its biased projections (``q`` and ``kv`` into the latents, ``o``)."""
+    rotated, width = attn.qk_rope_head_dim, attn.qk_nope_head_dim + attn.qk_rope_head_dim
+    q_in = attn.q_proj if attn.q_lora_rank is None else attn.q_a_proj
+    biased = ("q", q_in), ("kv", attn.kv_a_proj_with_mqa), ("o", attn.o_proj)
+    return {
+        "attention": "latent",
+        "heads": attn.num_heads,
+        "bias": "".join(name for name, linear in biased if linear.bias is not None),
+        "rope": {
+            "part": "rope",
+            "fraction": rotated / width,
+            "pairing": "interleaved" if attn.rope_interleaved else "half",
+            "base": attn.rope_base,
+        },
+        "scale": None if math.isclose(attn.scale, width**-0.5) else attn.scale,
+    }
+
+
 def _attention(attn: nn.Module) -> dict[str, Any]:
     if isinstance(attn, MultiHeadLatentAttention):
-        return {
-            "attention": "latent",
-            "rope": {"part": "rope", "pairing": "interleaved" if attn.rope_interleaved else "half"},
-        }
+        return _latent(attn)
     if not isinstance(attn, MultiHeadAttention):
         return {"attention": type(attn).__name__}
     projections = zip("qkvo", (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj), strict=True)
