@@ -62,7 +62,6 @@ TEXT: dict[str, dict[str, str]] = {
     "alibi": {"en": "ALiBi", "zh": "ALiBi"},
     "mla": {"en": "MLA", "zh": "MLA"},
     # scale, scores, gate, sinks
-    "scale_default": {"en": "1/√D", "zh": "1/√D"},
     "scale_root": {"en": "1/√{n}", "zh": "1/√{n}"},
     "scale_value": {"en": "{value}", "zh": "{value}"},
     "projections": {"en": "{names}", "zh": "{names}"},
@@ -94,9 +93,9 @@ TEXT: dict[str, dict[str, str]] = {
     # under the table
     "note": {
         "en": "Read from what `from_hf` builds for each family's default configuration "
-        "(Hugging Face transformers {version}); {none}: none.",
+        "(Hugging Face transformers {version}). {none}: none; a scale of 1/√D.",
         "zh": "内容取自 `from_hf` 按各模型族默认配置构建出的模块"
-        "（Hugging Face transformers {version}）；{none}：没有。",
+        "（Hugging Face transformers {version}）。{none}：没有；缩放则为 1/√D。",
     },
 }
 FRACTIONS = {Fraction(1, 4): "¼", Fraction(1, 2): "½", Fraction(1, 3): "⅓", Fraction(3, 4): "¾"}
@@ -112,7 +111,6 @@ LINKS = {
     "learned": "positions.md#learned",
     "alibi": "positions.md#alibi",
     "mla": "todays-models.md#mla",
-    "scale_default": "scaled-dot-product.md#why-scale",
     "scale": "#scale",
     "temperature": "#query-temperature",
     "softcap": "#softcap",
@@ -127,8 +125,6 @@ LINKS = {
     "Parallel": "#parallel",
     "AddNorm": "transformer-layer.md#post-ln",
     "residual": "#blocks",
-    "rms": "layernorm.md#rms-norm",
-    "layernorm": "layernorm.md",
 }
 COLUMNS = ("bias", "qk_norm", "positions", "scale", "score", "gate", "sinks", "layers", "block")
 
@@ -261,9 +257,8 @@ def _positions(layer: dict[str, Any], family: dict[str, Any]) -> list[Item]:
 
 def _scale(layer: dict[str, Any], family: dict[str, Any]) -> list[Item]:
     scale = layer.get("scale")
-    if scale is None:
-        items = [say("scale_default", LINKS["scale_default"])]
-    else:
+    items = []  # 1/sqrt(D): the usual scale, not shown
+    if scale is not None:
         root = 1 / scale**2
         if math.isclose(scale, 1.0):
             items = [say("scale_value", LINKS["scale"], value="1")]
@@ -305,10 +300,9 @@ def _block(layer: dict[str, Any], family: dict[str, Any]) -> list[Item]:
         items = [say(kind, LINKS[kind])]
     else:
         raise OpenModelsError(f"a block wiring the table has no words for: {kind!r}")
-    for norm in dict.fromkeys(norms):
+    for norm in norms:  # RMSNorm or LayerNorm: not shown, but nothing else unnoticed
         if norm not in ("rms", "layernorm"):
             raise OpenModelsError(f"a norm the table has no words for: {norm!r}")
-        items.append(say(norm, LINKS[norm]))
     multiplier = wiring.get("residual_multiplier", 1.0)
     if not math.isclose(multiplier, 1.0):
         items.append(say("residual", LINKS["residual"], m=f"{multiplier:.3g}"))
