@@ -21,7 +21,7 @@ from ..block import Block
 from ..multihead import MultiHeadAttention
 from ..residual import AddNorm
 from .common import copy_weights, layer_norm
-from .gpt2 import activation, mlp
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "bert_layer", "bert_self_attention"]
 
@@ -57,8 +57,8 @@ def bert_layer(theirs: Any) -> Block:
     if hasattr(theirs, "crossattention"):
         raise ValueError("module: BertLayer with cross-attention is not supported")
     attention, up, down = theirs.attention, theirs.intermediate.dense, theirs.output.dense
-    act = activation(attention.self.config.hidden_act)
-    ffn = mlp((up.weight, up.bias), (down.weight, down.bias), act)
+    act = attention.self.config.hidden_act
+    ffn = feed_forward((up.weight, up.bias), (down.weight, down.bias), act)
     wiring = AddNorm(layer_norm(attention.output.LayerNorm), layer_norm(theirs.output.LayerNorm))
     return Block(bert_self_attention(attention.self, attention.output.dense), ffn, wiring)
 

@@ -21,7 +21,7 @@ from ..flex import alibi
 from ..multihead import MultiHeadAttention
 from ..residual import PreNorm
 from .common import copy_weights, layer_norm
-from .gpt2 import mlp
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "bloom_attention", "bloom_block"]
 
@@ -65,7 +65,8 @@ def bloom_block(theirs: Any) -> Block:
             "module: BloomBlock with apply_residual_connection_post_layernorm is not supported"
         )
     up, down = theirs.mlp.dense_h_to_4h, theirs.mlp.dense_4h_to_h
-    ffn = mlp((up.weight, up.bias), (down.weight, down.bias), "gelu_tanh")
+    # BloomGelu, their own tanh GELU (no config field names it): Hugging Face's "gelu_new"
+    ffn = feed_forward((up.weight, up.bias), (down.weight, down.bias), "gelu_new")
     wiring = PreNorm(
         layer_norm(theirs.input_layernorm), layer_norm(theirs.post_attention_layernorm)
     )

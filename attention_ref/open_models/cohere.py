@@ -21,8 +21,8 @@ from ..norms import LayerNorm
 from ..qk_parts import HeadLayerNorm, QKNorm
 from ..residual import Parallel
 from .common import copy_weights, layer_type, rotary
-from .gemma import gated_feed_forward
 from .llama import attention, projections
+from .mlp import gated_mlp
 
 __all__ = [
     "BUILDERS",
@@ -72,10 +72,7 @@ def cohere_decoder_layer(theirs: Any) -> Block:
     norm = theirs.input_layernorm
     ours_norm = LayerNorm(norm.weight.shape[-1], eps=norm.variance_epsilon, bias=False)
     copy_weights(ours_norm, {"weight": norm.weight})
-    mlp, config = theirs.mlp, theirs.self_attn.config
-    ffn = gated_feed_forward(
-        mlp.gate_proj.weight, mlp.up_proj.weight, mlp.down_proj.weight, config.hidden_act
-    )
+    ffn = gated_mlp(theirs.mlp, theirs.self_attn.config.hidden_act)
     attend = BUILDERS[type(theirs.self_attn).__name__]
     return Block(attend(theirs.self_attn), ffn, Parallel(ours_norm))
 

@@ -65,16 +65,13 @@ def minicpm3_attention(theirs: Any) -> MultiHeadLatentAttention:
     return latent_attention(theirs, interleaved=False)
 
 
-def _check_swiglu(theirs: Any) -> None:
-    """Raise unless their layer's MLP is the dense SwiGLU (not a mixture of experts)."""
+def _check_dense(theirs: Any) -> None:
+    """Raise unless their layer's MLP is the dense gated one (not a mixture of experts)."""
     if not hasattr(theirs.mlp, "gate_proj"):
         raise ValueError(
             f"module: {type(theirs).__name__} {theirs.self_attn.layer_idx} has a mixture of "
             "experts, not supported: take its self_attn"
         )
-    act = theirs.self_attn.config.hidden_act
-    if act != "silu":
-        raise ValueError(f"config: hidden_act {act!r} is not supported, only 'silu'")
 
 
 def deepseek_v3_layer(theirs: Any) -> Block:
@@ -84,14 +81,14 @@ def deepseek_v3_layer(theirs: Any) -> Block:
     Raises:
         ValueError: For a mixture-of-experts layer.
     """
-    _check_swiglu(theirs)
+    _check_dense(theirs)
     return decoder_layer(theirs, deepseek_v3_attention)
 
 
 def minicpm3_layer(theirs: Any) -> Block:
     """MiniCPM3DecoderLayer: Llama's pre-norm layer with MLA, both branches scaled by
     ``scale_depth / sqrt(num_hidden_layers)`` (their ``residual_scale``)."""
-    _check_swiglu(theirs)
+    _check_dense(theirs)
     block = decoder_layer(theirs, minicpm3_attention)
     block.wiring.residual_multiplier = theirs.residual_scale
     return block

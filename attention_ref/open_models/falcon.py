@@ -27,7 +27,7 @@ from ..multihead import MultiHeadAttention
 from ..residual import Parallel, PreNorm
 from .common import copy_weights, layer_norm, rotary
 from .gpt_neox import split_per_head
-from .mlp import mlp
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "falcon_attention", "falcon_layer", "split_falcon"]
 
@@ -89,11 +89,8 @@ def _wiring(theirs: Any) -> nn.Module:
 def falcon_layer(theirs: Any) -> Block:
     """FalconDecoderLayer: LayerNorm, a GELU MLP beside attention (one norm or two), or the
     pre-norm layer when ``parallel_attn`` is off (old architecture)."""
-    ffn = mlp(
-        theirs.config.activation,
-        theirs.mlp.dense_h_to_4h.state_dict(),
-        theirs.mlp.dense_4h_to_h.state_dict(),
-    )
+    up, down = theirs.mlp.dense_h_to_4h, theirs.mlp.dense_4h_to_h
+    ffn = feed_forward((up.weight, up.bias), (down.weight, down.bias), theirs.config.activation)
     return Block(falcon_attention(theirs.self_attention), ffn, _wiring(theirs))
 
 

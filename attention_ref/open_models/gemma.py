@@ -15,51 +15,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from torch import Tensor
-
 from ..block import Block
 from ..chunked import chunked_attention
-from ..feed_forward import FeedForward
 from ..flex import softcap
 from ..multihead import MultiHeadAttention
 from ..qk_parts import QKNorm
 from ..residual import Sandwich
 from .common import copy_weights, rms_norm, rotary
 from .llama import attention, projections
+from .mlp import gated_mlp
 
-__all__ = [
-    "BUILDERS",
-    "HF_ACTIVATIONS",
-    "gated_feed_forward",
-    "gemma2_attention",
-    "gemma3_attention",
-    "gemma_decoder_layer",
-]
-
-HF_ACTIVATIONS = {  # Hugging Face's activation names (ACT2FN) to ours (feed_forward.ACTIVATIONS)
-    "silu": "silu",
-    "swish": "silu",
-    "gelu": "gelu",
-    "gelu_pytorch_tanh": "gelu_tanh",
-    "gelu_new": "gelu_tanh",
-    "relu": "relu",
-}
-
-
-def gated_feed_forward(gate: Tensor, up: Tensor, down: Tensor, hidden_act: str) -> FeedForward:
-    """A gated ``FeedForward`` (no biases) with copies of a Hugging Face MLP's weights.
-
-    ``down(act(gate x) * up x)``: SwiGLU with ``"silu"`` (Cohere, GLM), GeGLU with
-    ``"gelu_pytorch_tanh"`` (Gemma); ``hidden_act`` is the config's name for the activation.
-
-    Raises:
-        ValueError: For an activation not in ``HF_ACTIVATIONS``.
-    """
-    if hidden_act not in HF_ACTIVATIONS:
-        raise ValueError(f"hidden_act: {hidden_act!r} is not one of {sorted(HF_ACTIVATIONS)}")
-    ffn = FeedForward(gate.shape[1], gate.shape[0], HF_ACTIVATIONS[hidden_act])
-    copy_weights(ffn, {"linear1.weight": gate, "linear3.weight": up, "linear2.weight": down})
-    return ffn
+__all__ = ["BUILDERS", "gemma2_attention", "gemma3_attention", "gemma_decoder_layer"]
 
 
 def _check_causal(theirs: Any) -> None:
@@ -103,10 +69,7 @@ def gemma_decoder_layer(theirs: Any) -> Block:
         "post_feedforward_layernorm",
     )
     wiring = Sandwich(*(rms_norm(getattr(theirs, name), plus_one=True) for name in names))
-    mlp, config = theirs.mlp, theirs.self_attn.config
-    ffn = gated_feed_forward(
-        mlp.gate_proj.weight, mlp.up_proj.weight, mlp.down_proj.weight, config.hidden_activation
-    )
+    ffn = gated_mlp(theirs.mlp, theirs.self_attn.config.hidden_activation)
     attend = BUILDERS[type(theirs.self_attn).__name__]
     return Block(attend(theirs.self_attn), ffn, wiring)
 

@@ -19,8 +19,8 @@ from ..feed_forward import FeedForward
 from ..multihead import MultiHeadAttention
 from ..residual import PreNorm, Sandwich
 from .common import copy_weights, rms_norm, rotary
-from .gemma import gated_feed_forward
 from .llama import attention, projections
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "glm4_decoder_layer", "glm_attention", "glm_decoder_layer", "glm_mlp"]
 
@@ -38,7 +38,8 @@ def glm_mlp(theirs: Any) -> FeedForward:
     """Their MLP as a SwiGLU ``FeedForward``: ``gate_up_proj`` split into the gate (first
     half of its rows) and "up" (second half)."""
     gate, up = theirs.gate_up_proj.weight.chunk(2, dim=0)
-    return gated_feed_forward(gate, up, theirs.down_proj.weight, theirs.config.hidden_act)
+    down, act = theirs.down_proj.weight, theirs.config.hidden_act
+    return feed_forward((up, None), (down, None), act, gate=(gate, None))
 
 
 def glm_decoder_layer(theirs: Any) -> Block:

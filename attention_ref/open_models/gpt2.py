@@ -17,55 +17,18 @@ from typing import Any
 from torch import Tensor
 
 from ..block import Block
-from ..feed_forward import FeedForward
 from ..multihead import MultiHeadAttention
 from ..residual import PreNorm
 from .common import copy_weights, layer_norm
+from .mlp import feed_forward
 
-__all__ = ["BUILDERS", "activation", "conv1d", "gpt2_attention", "gpt2_block", "mlp"]
-
-_ACTIVATIONS = {
-    "gelu_new": "gelu_tanh",
-    "gelu_pytorch_tanh": "gelu_tanh",
-    "gelu": "gelu",
-    "relu": "relu",
-    "silu": "silu",
-    "swish": "silu",
-}
-
-_Pair = tuple[Tensor, Tensor | None]  # an nn.Linear's weight (out, in) and its bias
-
-
-def activation(name: Any) -> str:
-    """Our name (``attention_ref.feed_forward.ACTIVATIONS``) for Hugging Face's activation
-    ``name`` (a key of their ``ACT2FN``: ``"gelu_new"`` is the tanh GELU).
-
-    Raises:
-        ValueError: For a name without an equal here, or a callable.
-    """
-    if name not in _ACTIVATIONS:
-        raise ValueError(
-            f"config: activation {name!r} is not supported, only {', '.join(_ACTIVATIONS)}"
-        )
-    return _ACTIVATIONS[name]
+__all__ = ["BUILDERS", "conv1d", "gpt2_attention", "gpt2_block"]
 
 
 def conv1d(conv: Any) -> tuple[Tensor, Tensor]:
     """A ``Conv1D``'s weight, stored ``(in, out)``, as an ``nn.Linear``'s ``(out, in)``, and
     its bias."""
     return conv.weight.t(), conv.bias
-
-
-def mlp(up: _Pair, down: _Pair, act: str) -> FeedForward:
-    """The plain MLP ``down(act(up(x)))`` with these weights and biases (in ``nn.Linear``'s
-    layout), in their dtype."""
-    (w1, b1), (w2, b2) = up, down
-    ffn = FeedForward(w1.shape[1], w1.shape[0], act, gated=False, bias=b1 is not None)
-    state = {"linear1.weight": w1, "linear2.weight": w2}
-    if b1 is not None and b2 is not None:
-        state |= {"linear1.bias": b1, "linear2.bias": b2}
-    copy_weights(ffn.to(w1.dtype), state)
-    return ffn
 
 
 def gpt2_attention(theirs: Any) -> MultiHeadAttention:
@@ -97,8 +60,8 @@ def gpt2_block(theirs: Any) -> Block:
     """
     if hasattr(theirs, "crossattention"):
         raise ValueError("module: GPT2Block with cross-attention is not supported")
-    act = activation(theirs.attn.config.activation_function)
-    ffn = mlp(conv1d(theirs.mlp.c_fc), conv1d(theirs.mlp.c_proj), act)
+    act = theirs.attn.config.activation_function
+    ffn = feed_forward(conv1d(theirs.mlp.c_fc), conv1d(theirs.mlp.c_proj), act)
     wiring = PreNorm(layer_norm(theirs.ln_1), layer_norm(theirs.ln_2))
     return Block(gpt2_attention(theirs.attn), ffn, wiring)
 

@@ -20,7 +20,7 @@ from ..block import Block
 from ..multihead import MultiHeadAttention
 from ..residual import Parallel, PreNorm
 from .common import copy_weights, layer_norm, layer_rule, rotary
-from .mlp import mlp
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "gpt_neox_attention", "gpt_neox_layer", "split_per_head"]
 
@@ -70,11 +70,9 @@ def gpt_neox_layer(theirs: Any) -> Block:
     (``use_parallel_residual``), else one after the other (pre-norm)."""
     n1, n2 = layer_norm(theirs.input_layernorm), layer_norm(theirs.post_attention_layernorm)
     wiring: nn.Module = Parallel(n1, n2) if theirs.use_parallel_residual else PreNorm(n1, n2)
-    ffn = mlp(
-        theirs.attention.config.hidden_act,
-        theirs.mlp.dense_h_to_4h.state_dict(),
-        theirs.mlp.dense_4h_to_h.state_dict(),
-    )
+    up, down = theirs.mlp.dense_h_to_4h, theirs.mlp.dense_4h_to_h
+    act = theirs.attention.config.hidden_act
+    ffn = feed_forward((up.weight, up.bias), (down.weight, down.bias), act)
     return Block(gpt_neox_attention(theirs.attention), ffn, wiring)
 
 

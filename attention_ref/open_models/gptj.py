@@ -16,7 +16,7 @@ from ..multihead import MultiHeadAttention
 from ..qk_parts import Rotary
 from ..residual import Parallel
 from .common import copy_weights, layer_norm
-from .gpt2 import activation, mlp
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "gptj_attention", "gptj_block"]
 
@@ -39,9 +39,9 @@ def gptj_attention(theirs: Any) -> MultiHeadAttention:
 
 def gptj_block(theirs: Any) -> Block:
     """GPTJBlock: one LayerNorm, then attention and the MLP in parallel."""
-    act = activation(theirs.attn.config.activation_function)
+    act = theirs.attn.config.activation_function
     fc_in, fc_out = theirs.mlp.fc_in, theirs.mlp.fc_out
-    ffn = mlp((fc_in.weight, fc_in.bias), (fc_out.weight, fc_out.bias), act)
+    ffn = feed_forward((fc_in.weight, fc_in.bias), (fc_out.weight, fc_out.bias), act)
     return Block(gptj_attention(theirs.attn), ffn, Parallel(layer_norm(theirs.ln_1)))
 
 

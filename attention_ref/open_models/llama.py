@@ -13,12 +13,12 @@ from typing import Any
 from torch import nn
 
 from ..block import Block
-from ..feed_forward import FeedForward
 from ..multihead import MultiHeadAttention
 from ..residual import PreNorm
 from .common import copy_weights, drop_bias, layer_rule, rms_norm, rotary
+from .mlp import gated_mlp
 
-__all__ = ["BUILDERS", "attention", "decoder_layer", "projections", "swiglu"]
+__all__ = ["BUILDERS", "attention", "decoder_layer", "projections"]
 
 
 def projections(theirs: Any, prefix: str = "") -> dict[str, Any]:
@@ -69,26 +69,12 @@ def llama_attention(theirs: Any) -> MultiHeadAttention:
     return ours
 
 
-def swiglu(mlp: Any) -> FeedForward:
-    """Our ``FeedForward`` for their gated MLP, ``down_proj(silu(gate_proj(x)) * up_proj(x))``
-    (Llama's and most families' ``mlp``), with its weights (and biases, if any)."""
-    names = {"gate_proj": "linear1", "up_proj": "linear3", "down_proj": "linear2"}
-    biased = mlp.gate_proj.bias is not None
-    ffn = FeedForward(mlp.gate_proj.in_features, mlp.gate_proj.out_features, "silu", bias=biased)
-    ffn.load_state_dict(
-        {
-            f"{ours}.{kind}": t
-            for theirs, ours in names.items()
-            for kind, t in getattr(mlp, theirs).state_dict().items()
-        }
-    )
-    return ffn
-
-
 def decoder_layer(theirs: Any, attention_builder: Any = llama_attention) -> Block:
-    """A Llama-like pre-norm decoder layer: RMSNorm, attention, RMSNorm, SwiGLU."""
+    """A Llama-like pre-norm decoder layer: RMSNorm, attention, RMSNorm, the gated MLP with
+    the config's ``hidden_act`` (SwiGLU with ``"silu"``, the default)."""
     wiring = PreNorm(rms_norm(theirs.input_layernorm), rms_norm(theirs.post_attention_layernorm))
-    return Block(attention_builder(theirs.self_attn), swiglu(theirs.mlp), wiring)
+    ffn = gated_mlp(theirs.mlp, theirs.self_attn.config.hidden_act)
+    return Block(attention_builder(theirs.self_attn), ffn, wiring)
 
 
 BUILDERS = {

@@ -23,7 +23,8 @@ from ..norms import RMSNorm
 from ..qk_parts import QKNorm, QueryTemperature
 from ..residual import PreNorm
 from .common import copy_weights, rms_norm, rotary
-from .llama import attention, projections, swiglu
+from .llama import attention, projections
+from .mlp import gated_mlp
 
 __all__ = ["BUILDERS", "llama4_attention", "llama4_layer", "llama4_qk_parts"]
 
@@ -66,7 +67,8 @@ def llama4_layer(theirs: Any) -> Block:
             "or a dense layer (not in config.moe_layers)"
         )
     wiring = PreNorm(rms_norm(theirs.input_layernorm), rms_norm(theirs.post_attention_layernorm))
-    return Block(llama4_attention(theirs.self_attn), swiglu(theirs.feed_forward), wiring)
+    ffn = gated_mlp(theirs.feed_forward, theirs.self_attn.config.hidden_act)
+    return Block(llama4_attention(theirs.self_attn), ffn, wiring)
 
 
 BUILDERS = {"Llama4TextAttention": llama4_attention, "Llama4TextDecoderLayer": llama4_layer}

@@ -17,7 +17,7 @@ from ..multihead import MultiHeadAttention
 from ..residual import PreNorm
 from .common import copy_weights, layer_norm
 from .llama import attention, projections
-from .mlp import mlp
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "nemotron_attention", "nemotron_decoder_layer"]
 
@@ -35,11 +35,9 @@ def nemotron_decoder_layer(theirs: Any) -> Block:
         layer_norm(theirs.input_layernorm, plus_one=True),
         layer_norm(theirs.post_attention_layernorm, plus_one=True),
     )
-    ffn = mlp(
-        theirs.self_attn.config.hidden_act,
-        theirs.mlp.up_proj.state_dict(),
-        theirs.mlp.down_proj.state_dict(),
-    )
+    up, down = theirs.mlp.up_proj, theirs.mlp.down_proj
+    act = theirs.self_attn.config.hidden_act  # "relu2"
+    ffn = feed_forward((up.weight, up.bias), (down.weight, down.bias), act)
     return Block(nemotron_attention(theirs.self_attn), ffn, wiring)
 
 

@@ -16,7 +16,8 @@ from ..multihead import MultiHeadAttention
 from ..qk_parts import QKNorm
 from ..residual import PostNorm
 from .common import copy_weights, rms_norm, rotary
-from .llama import attention, projections, swiglu
+from .llama import attention, projections
+from .mlp import gated_mlp
 
 __all__ = ["BUILDERS", "olmo2_attention", "post_norm_layer"]
 
@@ -35,11 +36,13 @@ def olmo2_attention(theirs: Any) -> MultiHeadAttention:
 
 def post_norm_layer(theirs: Any, attention_builder: Any = olmo2_attention) -> Block:
     """A post-norm decoder layer (OLMo 2, EXAONE 4): attention, then RMSNorm on its output,
-    added; SwiGLU, then RMSNorm on its output, added."""
+    added; the gated MLP (SwiGLU with ``hidden_act`` ``"silu"``), then RMSNorm on its output,
+    added."""
     wiring = PostNorm(
         rms_norm(theirs.post_attention_layernorm), rms_norm(theirs.post_feedforward_layernorm)
     )
-    return Block(attention_builder(theirs.self_attn), swiglu(theirs.mlp), wiring)
+    ffn = gated_mlp(theirs.mlp, theirs.self_attn.config.hidden_act)
+    return Block(attention_builder(theirs.self_attn), ffn, wiring)
 
 
 BUILDERS = {"Olmo2Attention": olmo2_attention, "Olmo2DecoderLayer": post_norm_layer}

@@ -15,7 +15,7 @@ from ..block import Block
 from ..multihead import MultiHeadAttention
 from ..residual import PreNorm
 from .common import copy_weights, layer_rule, rms_norm, rotary
-from .mlp import mlp
+from .mlp import feed_forward
 
 __all__ = ["BUILDERS", "phi3_attention", "phi3_decoder_layer"]
 
@@ -43,12 +43,8 @@ def phi3_attention(theirs: Any) -> MultiHeadAttention:
 def phi3_decoder_layer(theirs: Any) -> Block:
     """Phi3DecoderLayer: Llama's pre-norm layer; ``gate_up_proj`` split into gate and up."""
     gate, up = theirs.mlp.gate_up_proj.weight.chunk(2)  # the gate's rows first
-    ffn = mlp(
-        theirs.config.hidden_act,
-        {"weight": up},
-        theirs.mlp.down_proj.state_dict(),
-        gate={"weight": gate},
-    )
+    down, act = theirs.mlp.down_proj.weight, theirs.config.hidden_act
+    ffn = feed_forward((up, None), (down, None), act, gate=(gate, None))
     wiring = PreNorm(rms_norm(theirs.input_layernorm), rms_norm(theirs.post_attention_layernorm))
     return Block(phi3_attention(theirs.self_attn), ffn, wiring)
 

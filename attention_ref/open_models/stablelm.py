@@ -22,7 +22,7 @@ from ..qk_parts import HeadLayerNorm, QKNorm
 from ..residual import Parallel, PreNorm
 from .common import copy_weights, layer_norm, rotary
 from .llama import attention, projections
-from .mlp import mlp
+from .mlp import gated_mlp
 
 __all__ = ["BUILDERS", "head_layer_norm", "stablelm_attention", "stablelm_decoder_layer"]
 
@@ -58,13 +58,7 @@ def stablelm_decoder_layer(theirs: Any) -> Block:
         wiring: nn.Module = Parallel(n1)
     else:
         wiring = PreNorm(n1, layer_norm(theirs.post_attention_layernorm))
-    state = theirs.mlp
-    ffn = mlp(
-        theirs.self_attn.config.hidden_act,
-        state.up_proj.state_dict(),
-        state.down_proj.state_dict(),
-        gate=state.gate_proj.state_dict(),
-    )
+    ffn = gated_mlp(theirs.mlp, theirs.self_attn.config.hidden_act)
     return Block(stablelm_attention(theirs.self_attn), ffn, wiring)
 
 

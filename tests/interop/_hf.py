@@ -1,5 +1,7 @@
-"""What the tests against Hugging Face's attention modules share: a config for one attention
-layer, run eagerly, and their module for it with random weights."""
+"""What the tests against Hugging Face's attention modules and layers share: a config for one
+attention layer, run eagerly; their module with random weights; their masks and rotary
+embeddings; their module called by keyword (``their_call``, any family) and ours; cached
+decoding against the full forward."""
 
 import torch
 
@@ -79,32 +81,33 @@ def rotary_for(theirs: torch.nn.Module, config):
     return getattr(modeling, names[0])(config) if names else None
 
 
-def llama_like_call(theirs, config, x, layer_type: str, offset: int = 0):
-    """Their eager output for ``x`` at positions ``offset + arange(L)``: a Llama-like attention
-    module called with its family's rotary embedding and its layer type's mask."""
+def their_call(theirs, config, x, offset=0, rotary=None, layer_type="full_attention", **extra):
+    """Their eager output for ``x`` at positions ``offset + arange(L)``, the output alone
+    (without the weights): called by keyword, which every family accepts (GPT-NeoX and StableLM
+    take the mask second, Falcon ``alibi``), with their layer type's mask as ``attention_mask``,
+    ``rotary(x, position_ids)`` (their rotary embedding module, or None for a layer without
+    RoPE) as ``position_embeddings``, and ``extra`` (Falcon's ``alibi``...)."""
     N, L = x.shape[:2]
     position_ids = torch.arange(offset, offset + L).expand(N, L)
-    rotary = rotary_for(theirs, config)
-    mask = hf_mask(config, layer_type, x, offset)
+    options = {} if rotary is None else {"position_embeddings": rotary(x, position_ids)}
     with torch.no_grad():
-        return theirs(x, rotary(x, position_ids), mask)[0]
+        out = theirs(x, attention_mask=hf_mask(config, layer_type, x, offset), **options, **extra)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def llama_like_call(theirs, config, x, layer_type: str, offset: int = 0):
+    """``their_call`` for a Llama-like attention module: its family's rotary embedding and its
+    layer type's mask."""
+    return their_call(theirs, config, x, offset, rotary_for(theirs, config), layer_type)
 
 
 def llama_like_layer_call(theirs, config, x, layer_type: str, offset: int = 0):
-    """Their eager output for ``x`` at positions ``offset + arange(L)``: a Llama-like decoder
-    layer called with its family's rotary embedding and its layer type's mask."""
+    """``their_call`` for a Llama-like decoder layer: its family's rotary embedding, its layer
+    type's mask, and the ``position_ids`` too."""
     N, L = x.shape[:2]
     position_ids = torch.arange(offset, offset + L).expand(N, L)
     rotary = rotary_for(theirs.self_attn, config)
-    mask = hf_mask(config, layer_type, x, offset)
-    with torch.no_grad():
-        out = theirs(
-            x,
-            attention_mask=mask,
-            position_ids=position_ids,
-            position_embeddings=rotary(x, position_ids),
-        )
-    return out[0] if isinstance(out, tuple) else out
+    return their_call(theirs, config, x, offset, rotary, layer_type, position_ids=position_ids)
 
 
 def ours_call(ours, x, offset: int = 0):

@@ -10,7 +10,7 @@ import torch
 from attention_ref import chunked_attention, from_hf
 from attention_ref.flex import softcap
 
-from ._hf import cached_equals_full, hf_mask, ours_call, randomize, rotary_for
+from ._hf import cached_equals_full, ours_call, randomize, rotary_for, their_call
 
 transformers = pytest.importorskip("transformers")
 gemma2 = pytest.importorskip("transformers.models.gemma2.modeling_gemma2")
@@ -45,17 +45,11 @@ def _family(name, cap=2.0):
 def _theirs(theirs, config, x, layer_idx, offset=0):
     """Their eager output for ``x`` at ``offset + arange(L)``: the module (attention or decoder
     layer) called with its layer type's rotary positions and mask."""
-    N, L = x.shape[:2]
     kind = config.layer_types[layer_idx]
     rotary = rotary_for(getattr(theirs, "self_attn", theirs), config)
-    position_ids = torch.arange(offset, offset + L).expand(N, L)
-    by_type = isinstance(rotary.rope_type, dict)  # Gemma 3: one rotary set per layer type
-    cos_sin = rotary(x, position_ids, kind) if by_type else rotary(x, position_ids)
-    with torch.no_grad():
-        out = theirs(
-            x, position_embeddings=cos_sin, attention_mask=hf_mask(config, kind, x, offset)
-        )
-    return out[0] if isinstance(out, tuple) else out
+    if isinstance(rotary.rope_type, dict):  # Gemma 3: one rotary set per layer type
+        rotary = functools.partial(rotary, layer_type=kind)
+    return their_call(theirs, config, x, offset, rotary, kind)
 
 
 @pytest.mark.parametrize("family", ["gemma2", "gemma3"])

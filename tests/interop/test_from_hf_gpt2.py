@@ -7,7 +7,7 @@ import torch
 
 from attention_ref import from_hf
 
-from ._hf import cached_equals_full, hf_mask, ours_call, randomize
+from ._hf import cached_equals_full, ours_call, randomize, their_call
 
 transformers = pytest.importorskip("transformers")
 gpt2 = pytest.importorskip("transformers.models.gpt2.modeling_gpt2")
@@ -44,13 +44,6 @@ def _theirs(module_class, config, dtype=torch.float64):
     return randomize(module_class(config, layer_idx=1).to(dtype), seed=1)
 
 
-def _call(theirs, config, x, offset=0):
-    """Their output for ``x`` under their causal mask (GPT-2's layers have no positions)."""
-    with torch.no_grad():
-        out = theirs(x, attention_mask=hf_mask(config, "full_attention", x, offset))
-    return out[0] if isinstance(out, tuple) else out
-
-
 @pytest.mark.parametrize("options", SCALES)
 @pytest.mark.parametrize("offset", [0, 5])
 def test_attention_equals_theirs(options, offset):
@@ -59,7 +52,7 @@ def test_attention_equals_theirs(options, offset):
     x = torch.randn(2, 7, E, dtype=torch.float64)
     ours = from_hf(theirs)
     assert ours.scale == theirs.scaling
-    expected = _call(theirs, config, x, offset)
+    expected = their_call(theirs, config, x, offset)
     torch.testing.assert_close(ours_call(ours, x, offset), expected, **EXACT)
 
 
@@ -68,7 +61,8 @@ def test_block_equals_theirs(options):
     config = _config(**options)
     theirs = _theirs(gpt2.GPT2Block, config)
     x = torch.randn(2, 7, E, dtype=torch.float64)
-    torch.testing.assert_close(ours_call(from_hf(theirs), x, 5), _call(theirs, config, x), **EXACT)
+    expected = their_call(theirs, config, x)
+    torch.testing.assert_close(ours_call(from_hf(theirs), x, 5), expected, **EXACT)
 
 
 def test_decoding_with_a_cache_equals_the_full_forward():
@@ -91,6 +85,6 @@ def test_quirk_gpt2_reorder_and_upcast_raises_in_float64():
     theirs = _theirs(gpt2.GPT2Attention, config)
     x = torch.randn(2, 7, E, dtype=torch.float64)
     with pytest.raises(RuntimeError, match="does not have dtype torch.float32"):
-        _call(theirs, config, x)
+        their_call(theirs, config, x)
     theirs, x = theirs.float(), x.float()
-    torch.testing.assert_close(ours_call(from_hf(theirs), x), _call(theirs, config, x))
+    torch.testing.assert_close(ours_call(from_hf(theirs), x), their_call(theirs, config, x))

@@ -12,8 +12,7 @@ import torch
 from attention_ref import from_hf
 from attention_ref.residual import Parallel, PreNorm
 
-from ._hf import cached_equals_full, ours_call, randomize
-from ._hf_by_keyword import their_call
+from ._hf import cached_equals_full, ours_call, randomize, their_call
 
 transformers = pytest.importorskip("transformers")
 neox = pytest.importorskip("transformers.models.gpt_neox.modeling_gpt_neox")

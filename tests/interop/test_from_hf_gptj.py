@@ -8,7 +8,7 @@ import torch
 
 from attention_ref import from_hf
 
-from ._hf import cached_equals_full, hf_mask, ours_call, randomize
+from ._hf import cached_equals_full, ours_call, randomize, their_call
 
 transformers = pytest.importorskip("transformers")
 gptj = pytest.importorskip("transformers.models.gptj.modeling_gptj")
@@ -37,14 +37,7 @@ def _config(rotary_dim):
 
 def _call(theirs, config, x, offset=0):
     """Their output for ``x`` at positions ``offset + arange(L)``, with their causal mask."""
-    N, L = x.shape[:2]
-    rotary = gptj.GPTJRotaryEmbedding(config).to(x.dtype)
-    sin_cos = rotary(x, torch.arange(offset, offset + L).expand(N, L))
-    mask = hf_mask(config, "full_attention", x, offset)
-    with torch.no_grad():
-        if isinstance(theirs, gptj.GPTJBlock):
-            return theirs(x, attention_mask=mask, position_embeddings=sin_cos)
-        return theirs(x, sin_cos, mask)[0]
+    return their_call(theirs, config, x, offset, gptj.GPTJRotaryEmbedding(config).to(x.dtype))
 
 
 @pytest.mark.parametrize("module", ["GPTJAttention", "GPTJBlock"])

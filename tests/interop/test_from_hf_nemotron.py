@@ -9,8 +9,7 @@ import torch
 from attention_ref import from_hf
 from attention_ref.feed_forward import relu_squared
 
-from ._hf import cached_equals_full, ours_call, randomize
-from ._hf_by_keyword import their_call
+from ._hf import cached_equals_full, ours_call, randomize, their_call
 
 transformers = pytest.importorskip("transformers")
 nemotron = pytest.importorskip("transformers.models.nemotron.modeling_nemotron")

@@ -11,8 +11,7 @@ import torch
 
 from attention_ref import from_hf
 
-from ._hf import cached_equals_full, ours_call, randomize
-from ._hf_by_keyword import their_call
+from ._hf import cached_equals_full, ours_call, randomize, their_call
 
 transformers = pytest.importorskip("transformers")
 phi3 = pytest.importorskip("transformers.models.phi3.modeling_phi3")

@@ -13,8 +13,7 @@ from attention_ref import from_hf
 from attention_ref.qk_parts import HeadLayerNorm, QKNorm
 from attention_ref.residual import Parallel, PreNorm
 
-from ._hf import cached_equals_full, ours_call, randomize
-from ._hf_by_keyword import their_call
+from ._hf import cached_equals_full, ours_call, randomize, their_call
 
 transformers = pytest.importorskip("transformers")
 stablelm = pytest.importorskip("transformers.models.stablelm.modeling_stablelm")
