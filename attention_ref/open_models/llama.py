@@ -8,6 +8,7 @@ o, and slides the upper layers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from torch import nn
@@ -32,7 +33,7 @@ def projections(theirs: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def attention(
-    theirs: Any, *, qk_parts: list[nn.Module] | None = None, **options: Any
+    theirs: Any, *, qk_parts: Sequence[nn.Module] | None = None, **options: Any
 ) -> MultiHeadAttention:
     """``MultiHeadAttention`` for a Llama-like attention module: sizes, scale, bias per
     projection, the layer's rule and rotary positions from its config and layer index;
