@@ -39,10 +39,7 @@ TEXT: dict[str, dict[str, str]] = {
     "bias": {"en": "Bias", "zh": "偏置"},
     "qk_norm": {"en": "q/k norm", "zh": "QK 归一化"},
     "positions": {"en": "Positions", "zh": "位置"},
-    "scale": {"en": "Scale", "zh": "缩放"},
-    "score": {"en": "Scores", "zh": "分数函数"},
-    "gate": {"en": "Output gate", "zh": "输出门控"},
-    "sinks": {"en": "Sinks", "zh": "汇点"},
+    "other": {"en": "Other parts", "zh": "其他部件"},
     "layers": {"en": "Layers", "zh": "层"},
     "block": {"en": "Block", "zh": "残差结构"},
     # q/k norms: kind, over what, where
@@ -62,13 +59,13 @@ TEXT: dict[str, dict[str, str]] = {
     "alibi": {"en": "ALiBi", "zh": "ALiBi"},
     "mla": {"en": "MLA", "zh": "MLA"},
     # scale, scores, gate, sinks
-    "scale_root": {"en": "1/√{n}", "zh": "1/√{n}"},
-    "scale_value": {"en": "{value}", "zh": "{value}"},
+    "scale_root": {"en": "scale 1/√{n}", "zh": "缩放 1/√{n}"},
+    "scale_value": {"en": "scale {value}", "zh": "缩放 {value}"},
     "projections": {"en": "{names}", "zh": "{names}"},
-    "temperature": {"en": "temperature", "zh": "温度"},
+    "temperature": {"en": "query temperature", "zh": "查询温度"},
     "softcap": {"en": "soft cap {cap}", "zh": "软截断 {cap}"},
-    "sigmoid": {"en": "sigmoid", "zh": "sigmoid"},
-    "sink_logits": {"en": "a logit per head", "zh": "每头一个 logit"},
+    "sigmoid": {"en": "output gate", "zh": "输出门控"},
+    "sink_logits": {"en": "sink logits", "zh": "汇点 logit"},
     # layers
     "full": {"en": "full", "zh": "全注意力"},
     "sliding": {"en": "sliding {size}", "zh": "滑动窗口 {size}"},
@@ -126,7 +123,8 @@ LINKS = {
     "AddNorm": "transformer-layer.md#post-ln",
     "residual": "#blocks",
 }
-COLUMNS = ("bias", "qk_norm", "positions", "scale", "score", "gate", "sinks", "layers", "block")
+# Scale, score function, output gate and sinks share one column: few families have any.
+COLUMNS = ("bias", "qk_norm", "positions", "other", "layers", "block")
 
 
 class OpenModelsError(ValueError):
@@ -313,10 +311,12 @@ ITEMS: dict[str, Callable[[dict[str, Any], dict[str, Any]], list[Item]]] = {
     "bias": _bias,
     "qk_norm": _qk_norm,
     "positions": _positions,
-    "scale": _scale,
-    "score": _score,
-    "gate": _gate,
-    "sinks": _sinks,
+    "other": lambda layer, family: [
+        *_scale(layer, family),
+        *_score(layer, family),
+        *_gate(layer, family),
+        *_sinks(layer, family),
+    ],
     "block": _block,
 }
 
