@@ -41,21 +41,21 @@ TEXT: dict[str, dict[str, str]] = {
     "positions": {"en": "Positions", "zh": "位置"},
     "other": {"en": "Other parts", "zh": "其他部件"},
     "layers": {"en": "Layers", "zh": "层"},
-    "block": {"en": "Block", "zh": "残差结构"},
+    "block": {"en": "Block", "zh": "归一化位置"},
     # q/k norms: kind, over what, where
-    "rms": {"en": "RMS", "zh": "RMS"},
-    "l2": {"en": "L2", "zh": "L2"},
+    "rms": {"en": "RMSNorm", "zh": "RMSNorm"},
+    "l2": {"en": "RMSNorm without weight", "zh": "无权重 RMSNorm"},
     "layernorm": {"en": "LayerNorm", "zh": "LayerNorm"},
-    "norm_head": {"en": "{kind} per head", "zh": "每头 {kind}"},
-    "norm_whole": {"en": "{kind} over all heads", "zh": "跨所有头的 {kind}"},
+    "norm_head": {"en": "{kind} per head", "zh": "逐头 {kind}"},
+    "norm_whole": {"en": "{kind} over all heads", "zh": "所有头合在一起的 {kind}"},
     "before_rope": {"en": "{norm}, before RoPE", "zh": "{norm}，RoPE 之前"},
     "after_rope": {"en": "{norm}, after RoPE", "zh": "{norm}，RoPE 之后"},
     # positions
     "rope": {"en": "RoPE", "zh": "RoPE"},
     "rope_part": {"en": "RoPE {fraction}", "zh": "RoPE {fraction}"},
-    "interleaved": {"en": "interleaved", "zh": "交错"},
+    "interleaved": {"en": "interleaved", "zh": "相邻配对"},
     "nope": {"en": "NoPE", "zh": "NoPE"},
-    "learned": {"en": "learned, at the input", "zh": "可学习，加在输入上"},
+    "learned": {"en": "learned embeddings, at the input", "zh": "可学习的位置嵌入（加在输入上）"},
     "alibi": {"en": "ALiBi", "zh": "ALiBi"},
     "mla": {"en": "MLA", "zh": "MLA"},
     # scale, scores, gate, sinks
@@ -84,15 +84,17 @@ TEXT: dict[str, dict[str, str]] = {
     "Sandwich": {"en": "sandwich", "zh": "三明治归一化"},
     "Parallel1": {"en": "parallel, one norm", "zh": "并行块，一个归一化"},
     "Parallel2": {"en": "parallel, two norms", "zh": "并行块，两个归一化"},
-    "AddNorm": {"en": "add & norm", "zh": "后归一化（Post-LN）"},
-    "residual": {"en": "residual ×{m}", "zh": "残差 ×{m}"},
-    "attention_only": {"en": "attention only", "zh": "仅注意力"},
+    "AddNorm": {"en": "add & norm", "zh": "后归一化"},
+    "residual": {"en": "residual multiplier {m}", "zh": "残差系数 {m}"},
+    "attention_only": {"en": "— (attention only)", "zh": "—（只转换注意力）"},
     # under the table
     "note": {
         "en": "Read from what `from_hf` builds for each family's default configuration "
-        "(Hugging Face transformers {version}). {none}: none; a scale of 1/√D.",
-        "zh": "内容取自 `from_hf` 按各模型族默认配置构建出的模块"
-        "（Hugging Face transformers {version}）。{none}：没有；缩放则为 1/√D。",
+        "(Hugging Face transformers {version}). {none}: none; a scale not shown is the usual "
+        "1/√D (Gemma's default query_pre_attn_scalar equals D).",
+        "zh": "内容取自 `from_hf` 按各模型系列的默认配置构建出的模块"
+        "（Hugging Face transformers {version}）。{none} 表示没有该部件；未列出缩放的，"
+        "缩放就是通常的 1/√D（Gemma 默认的 query_pre_attn_scalar 恰好等于 D）。",
     },
 }
 FRACTIONS = {Fraction(1, 4): "¼", Fraction(1, 2): "½", Fraction(1, 3): "⅓", Fraction(3, 4): "¾"}
@@ -354,7 +356,7 @@ def _layers(family: dict[str, Any], period: int) -> list[Item]:
         words = {lang: text("all_layers", lang, kind=kinds[0].text[lang]) for lang in LANGUAGES}
     else:
         words = {
-            lang: " : ".join(
+            lang: ("，" if lang == "zh" else " : ").join(
                 text("count_layers", lang, count=n, kind=k.text[lang]) for k, n in runs
             )
             for lang in LANGUAGES
