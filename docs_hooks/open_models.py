@@ -44,7 +44,7 @@ TEXT: dict[str, dict[str, str]] = {
     "block": {"en": "Block", "zh": "归一化位置"},
     # q/k norms: kind, over what, where
     "rms": {"en": "RMSNorm", "zh": "RMSNorm"},
-    "l2": {"en": "RMSNorm without weight", "zh": "无权重 RMSNorm"},
+    "rms_no_weight": {"en": "RMSNorm without weight", "zh": "无权重 RMSNorm"},
     "layernorm": {"en": "LayerNorm", "zh": "LayerNorm"},
     "norm_head": {"en": "{kind} per head", "zh": "逐头 {kind}"},
     "norm_whole": {"en": "{kind} over all heads", "zh": "所有头合在一起的 {kind}"},
@@ -86,15 +86,21 @@ TEXT: dict[str, dict[str, str]] = {
     "Parallel2": {"en": "parallel, two norms", "zh": "并行块，两个归一化"},
     "AddNorm": {"en": "add & norm", "zh": "后归一化"},
     "residual": {"en": "residual multiplier {m}", "zh": "残差系数 {m}"},
-    "attention_only": {"en": "— (attention only)", "zh": "—（只转换注意力）"},
+    "attention_only": {"en": "— (layer not built)", "zh": "—（未转换整层）"},
     # under the table
     "note": {
         "en": "Read from what `from_hf` builds for each family's default configuration "
         "(Hugging Face transformers {version}). {none}: none; a scale not shown is the usual "
-        "1/√D (Gemma's default query_pre_attn_scalar equals D).",
+        "1/√D (Gemma's default query_pre_attn_scalar equals D). Defaults, not a released "
+        "checkpoint's; gpt-oss's YaRN is replaced by plain RoPE. Layer not built: from_hf "
+        "converts the attention but not the layer, whose feed-forward network is a mixture "
+        "of experts; Qwen3-Next's linear-attention layers are not converted.",
         "zh": "内容取自 `from_hf` 按各模型系列的默认配置构建出的模块"
         "（Hugging Face transformers {version}）。{none} 表示没有该部件；未列出缩放的，"
-        "缩放就是通常的 1/√D（Gemma 默认的 query_pre_attn_scalar 恰好等于 D）。",
+        "缩放就是通常的 1/√D（Gemma 默认的 query_pre_attn_scalar 恰好等于 D）。"
+        "这些是默认配置，不是某个已发布检查点的配置；gpt-oss 的 YaRN 换成了普通 RoPE。"
+        "未转换整层：from_hf 只转换注意力，不转换整层，因为这一层的前馈网络是混合专家；"
+        "Qwen3-Next 的线性注意力层不转换。",
     },
 }
 FRACTIONS = {Fraction(1, 4): "¼", Fraction(1, 2): "½", Fraction(1, 3): "⅓", Fraction(3, 4): "¾"}
@@ -211,7 +217,10 @@ def _qk_norm(layer: dict[str, Any], family: dict[str, Any]) -> list[Item]:
     for i, part in enumerate(parts):
         if part["part"] != "qk_norm":
             continue
-        if part["norm"] not in ("rms", "l2", "layernorm") or part["over"] not in ("head", "whole"):
+        if part["norm"] not in ("rms", "rms_no_weight", "layernorm") or part["over"] not in (
+            "head",
+            "whole",
+        ):
             raise OpenModelsError(f"a q/k norm the table has no words for: {part}")
         kinds = {lang: TEXT[part["norm"]][lang] for lang in LANGUAGES}
         over = "norm_head" if part["over"] == "head" else "norm_whole"

@@ -26,9 +26,10 @@ __all__ = ["describe", "describe_part", "describe_rule"]
 
 
 def _norm(norm: nn.Module) -> str:
-    """``"rms"``, ``"l2"`` (an RMSNorm without weight), ``"layernorm"``; else the class name."""
+    """``"rms"``, ``"rms_no_weight"`` (Llama 4's "L2Norm" is one), ``"layernorm"``; else the class
+    name."""
     if isinstance(norm, RMSNorm):
-        return "rms" if norm.weight is not None else "l2"
+        return "rms" if norm.weight is not None else "rms_no_weight"
     if isinstance(norm, (LayerNorm, HeadLayerNorm)):
         return "layernorm"
     return type(norm).__name__
