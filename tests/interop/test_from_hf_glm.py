@@ -85,5 +85,5 @@ def test_quirk_glm_output_projection_has_no_bias():
         theirs = attention(config, layer_idx=0)
         assert config.attention_bias and theirs.o_proj.bias is None
         ours = from_hf(theirs)
-        assert ours.q_proj.bias is not None and ours.v_proj.bias is not None
+        assert all(proj.bias is not None for proj in (ours.q_proj, ours.k_proj, ours.v_proj))
         assert ours.out_proj.bias is None

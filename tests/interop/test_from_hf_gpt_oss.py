@@ -59,8 +59,9 @@ def test_the_decoder_layer_is_refused():
 
 
 def test_quirk_gpt_oss_window_lives_in_the_mask():
-    """GptOssAttention stores its ``sliding_window`` but its eager path never reads it: the
-    window is only in the mask the model builds, so given a plain causal mask a sliding
+    """With the eager (or sdpa) kernel, gpt-oss's window lives only in the mask the model
+    builds, as in every Hugging Face family: GptOssAttention passes ``sliding_window`` to the
+    kernel, but only flash-attention kernels apply it. Given a plain causal mask, a sliding
     layer attends to every earlier key; ours owns its window."""
     config = _config()
     theirs = randomize(gpt_oss.GptOssAttention(config, layer_idx=0))
