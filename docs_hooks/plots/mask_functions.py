@@ -28,7 +28,7 @@ TEXT = {
         "empty": "empty: skipped",
         "partial": "partly masked: masked inside",
         "full": "full: no mask needed",
-        "sparsity": "{value:.1f} % of tiles empty",
+        "sparsity": "{value:.4g} % of tiles empty",
     },
     "zh": {
         "query": "查询 q",
@@ -43,7 +43,7 @@ TEXT = {
         "empty": "全空：跳过",
         "partial": "部分被掩码：块内再掩码",
         "full": "全满：无需掩码",
-        "sparsity": "{value:.1f}% 的块为空",
+        "sparsity": "{value:.4g}% 的分块为空",
     },
 }
 
