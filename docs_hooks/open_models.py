@@ -40,14 +40,14 @@ TEXT: dict[str, dict[str, str]] = {
     "qk_norm": {"en": "q/k norm", "zh": "QK 归一化"},
     "positions": {"en": "Positions", "zh": "位置"},
     "other": {"en": "Other parts", "zh": "其他部件"},
-    "layers": {"en": "Layers", "zh": "层"},
-    "block": {"en": "Block", "zh": "归一化位置"},
+    "layers": {"en": "Layers", "zh": "各层注意力"},
+    "block": {"en": "Block", "zh": "块结构"},
     # q/k norms: kind, over what, where
     "rms": {"en": "RMSNorm", "zh": "RMSNorm"},
     "rms_no_weight": {"en": "RMSNorm without weight", "zh": "无权重 RMSNorm"},
     "layernorm": {"en": "LayerNorm", "zh": "LayerNorm"},
-    "norm_head": {"en": "{kind} per head", "zh": "逐头 {kind}"},
-    "norm_whole": {"en": "{kind} over all heads", "zh": "所有头合在一起的 {kind}"},
+    "norm_head": {"en": "{kind} per head", "zh": "{kind}（逐头）"},
+    "norm_whole": {"en": "{kind} over all heads", "zh": "{kind}（一个词元的所有头一起）"},
     "before_rope": {"en": "{norm}, before RoPE", "zh": "{norm}，RoPE 之前"},
     "after_rope": {"en": "{norm}, after RoPE", "zh": "{norm}，RoPE 之后"},
     # positions
@@ -59,8 +59,8 @@ TEXT: dict[str, dict[str, str]] = {
     "alibi": {"en": "ALiBi", "zh": "ALiBi"},
     "mla": {"en": "MLA", "zh": "MLA"},
     # scale, scores, gate, sinks
-    "scale_root": {"en": "scale 1/√{n}", "zh": "缩放 1/√{n}"},
-    "scale_value": {"en": "scale {value}", "zh": "缩放 {value}"},
+    "scale_root": {"en": "scale 1/√{n}", "zh": "缩放系数 1/√{n}"},
+    "scale_value": {"en": "scale {value}", "zh": "缩放系数 {value}"},
     "projections": {"en": "{names}", "zh": "{names}"},
     "temperature": {"en": "query temperature", "zh": "查询温度"},
     "softcap": {"en": "soft cap {cap}", "zh": "软截断 {cap}"},
@@ -74,6 +74,7 @@ TEXT: dict[str, dict[str, str]] = {
     "bidirectional": {"en": "both directions", "zh": "双向"},
     "all_layers": {"en": "all {kind}", "zh": "均为{kind}"},
     "count_layers": {"en": "{count} {kind}", "zh": "{count} 层{kind}"},
+    "pattern": {"en": "{runs}", "zh": "每 {period} 层：{runs}"},
     "some_layers": {
         "en": "{item} ({count} of {period} layers)",
         "zh": "{item}（每 {period} 层中 {count} 层）",
@@ -94,13 +95,13 @@ TEXT: dict[str, dict[str, str]] = {
         "1/√D (Gemma's default query_pre_attn_scalar equals D). Defaults, not a released "
         "checkpoint's; gpt-oss's YaRN is replaced by plain RoPE. Layer not built: from_hf "
         "converts the attention but not the layer, whose feed-forward network is a mixture "
-        "of experts; Qwen3-Next's linear-attention layers are not converted.",
+        "of experts (MoE); Qwen3-Next's linear-attention layers are not converted either.",
         "zh": "内容取自 `from_hf` 按各模型系列的默认配置构建出的模块"
         "（Hugging Face transformers {version}）。{none} 表示没有该部件；未列出缩放的，"
         "缩放就是通常的 1/√D（Gemma 默认的 query_pre_attn_scalar 恰好等于 D）。"
         "这些是默认配置，不是某个已发布检查点的配置；gpt-oss 的 YaRN 换成了普通 RoPE。"
-        "未转换整层：from_hf 只转换注意力，不转换整层，因为这一层的前馈网络是混合专家；"
-        "Qwen3-Next 的线性注意力层不转换。",
+        "未转换整层：from_hf 只转换注意力，不转换整层，因为这些模型的前馈网络是混合专家"
+        "（MoE）；Qwen3-Next 的线性注意力层也不转换。",
     },
 }
 FRACTIONS = {Fraction(1, 4): "¼", Fraction(1, 2): "½", Fraction(1, 3): "⅓", Fraction(3, 4): "¾"}
@@ -365,8 +366,13 @@ def _layers(family: dict[str, Any], period: int) -> list[Item]:
         words = {lang: text("all_layers", lang, kind=kinds[0].text[lang]) for lang in LANGUAGES}
     else:
         words = {
-            lang: ("，" if lang == "zh" else " : ").join(
-                text("count_layers", lang, count=n, kind=k.text[lang]) for k, n in runs
+            lang: text(
+                "pattern",
+                lang,
+                period=sum(n for _, n in runs),
+                runs=("、" if lang == "zh" else " : ").join(
+                    text("count_layers", lang, count=n, kind=k.text[lang]) for k, n in runs
+                ),
             )
             for lang in LANGUAGES
         }
