@@ -142,7 +142,11 @@ PHRASES = [
         "code names as `code` (`nn.Linear`)",
         "",
     ),
-    (r"(?<![A-Za-z])Softmax(?![A-Za-z])", "softmax, lower case as on every page", ""),
+    (
+        r"(?<![A-Za-z])Softmax(?![A-Za-z])",
+        "softmax, lower case as on every page",
+        "Scalable-Softmax",
+    ),
 ]
 
 # Names of recurring headings and pages: one form each (variant -> the form to use).
