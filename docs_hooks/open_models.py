@@ -44,10 +44,10 @@ TEXT: dict[str, dict[str, str]] = {
     "block": {"en": "Block", "zh": "块结构"},
     # q/k norms: kind, over what, where
     "rms": {"en": "RMSNorm", "zh": "RMSNorm"},
-    "rms_no_weight": {"en": "RMSNorm without weight", "zh": "无权重 RMSNorm"},
+    "rms_no_weight": {"en": "weightless RMSNorm", "zh": "无权重 RMSNorm"},
     "layernorm": {"en": "LayerNorm", "zh": "LayerNorm"},
     "norm_head": {"en": "{kind} per head", "zh": "{kind}（逐头）"},
-    "norm_whole": {"en": "{kind} over all heads", "zh": "{kind}（一个词元的所有头一起）"},
+    "norm_whole": {"en": "{kind} over all heads", "zh": "{kind}（各头合在一起）"},
     "before_rope": {"en": "{norm}, before RoPE", "zh": "{norm}，RoPE 之前"},
     "after_rope": {"en": "{norm}, after RoPE", "zh": "{norm}，RoPE 之后"},
     # positions
