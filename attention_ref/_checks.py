@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 from torch import Tensor
@@ -203,14 +203,17 @@ def check_attention_inputs(
 def check_rope_and_cache(
     query: Tensor,
     key: Tensor | None,
-    parts: object,
+    parts: bool | Iterable[object],
     cache: object,
     cache_type: type,
 ) -> None:
     """Parts that read positions (``reads_positions``, as rotary positions do; ``True``: all)
     and a cache only for self-attention (``key`` None or ``key is query``); a cache of
     ``cache_type``."""
-    positional = parts is True or any(getattr(p, "reads_positions", True) for p in parts)  # type: ignore[attr-defined]
+    if isinstance(parts, bool):
+        positional = parts
+    else:  # a part without the attribute is taken to read positions
+        positional = any(getattr(p, "reads_positions", True) for p in parts)
     if positional and key is not None and key is not query:
         raise ValueError(
             "key: rotary positions need self-attention (no separate key), got "

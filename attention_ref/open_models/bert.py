@@ -40,7 +40,7 @@ def bert_self_attention(theirs: Any, out_proj: Any = None) -> MultiHeadAttention
         for kind, t in getattr(theirs, theirs_name).state_dict().items()
     }
     if out_proj is None:
-        ours.out_proj = nn.Identity()  # type: ignore[assignment]  # BERT's W^O is elsewhere
+        ours.register_module("out_proj", nn.Identity())  # BERT's W^O sits in BertSelfOutput
     else:
         state |= {f"out_proj.{kind}": t for kind, t in out_proj.state_dict().items()}
     copy_weights(ours, state)
