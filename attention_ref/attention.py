@@ -80,8 +80,9 @@ def attention_weights(
             then serves ``H_q / H_kv`` consecutive query heads.
         sinks: Learned sink logits (gpt-oss): one per head, broadcastable to ``(..., H)``,
             usually ``(H,)``. Each row's softmax runs over its scores and its head's sink
-            $s_h$, whose share is then dropped:
-            $A_{ij} = e^{x_{ij}} / (e^{s_h} + \sum_{j'} e^{x_{ij'}})$.
+            $z_{\text{sink}}$, whose share is then dropped:
+            $A_{ij} = e^{z_{ij}} / (e^{z_{\text{sink}}} + \sum_{j'} e^{z_{ij'}})$, with
+            $z_{ij}$ the scaled (and masked) scores.
 
     Returns:
         ``(..., L, S)``: each row sums to 1 (less than 1 with ``sinks``), or is all zeros
