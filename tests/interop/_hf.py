@@ -1,7 +1,9 @@
 """What the tests against Hugging Face's attention modules and layers share: a config for one
-attention layer, run eagerly; their module with random weights; their masks and rotary
-embeddings; their module called by keyword (``their_call``, any family) and ours; cached
-decoding against the full forward."""
+attention layer, run eagerly; their module with random weights; a layer's type, its mask and
+its rotary embeddings; their module called by keyword (``their_call``, any family) and ours;
+cached decoding against the full forward."""
+
+import functools
 
 import torch
 
@@ -72,8 +74,9 @@ def hf_mask(config, layer_type: str, x: torch.Tensor, offset: int = 0) -> torch.
 
 
 def rotary_for(theirs: torch.nn.Module, config):
-    """The rotary-embedding module of ``theirs``' family (``<Family>RotaryEmbedding``), built
-    from ``config``, or None for a family without one."""
+    """The rotary-embedding module of ``theirs``' family (``<Family>RotaryEmbedding``, from the
+    modeling module that defines ``theirs``: its attention or its layer), built from
+    ``config``, or None for a family without one."""
     import sys
 
     modeling = sys.modules[type(theirs).__module__]
@@ -95,10 +98,30 @@ def their_call(theirs, config, x, offset=0, rotary=None, layer_type="full_attent
     return out[0] if isinstance(out, tuple) else out
 
 
+def layer_type_of(config, layer_idx: int) -> str:
+    """The type of layer ``layer_idx``, which picks its mask as Hugging Face's model does: the
+    config's ``layer_types`` where it has them, else ``"sliding_attention"`` where it sets a
+    ``sliding_window`` (Mistral, Phi-3: every layer), else ``"full_attention"``."""
+    types = getattr(config, "layer_types", None)
+    if types is not None:
+        return types[layer_idx]
+    return "sliding_attention" if getattr(config, "sliding_window", None) else "full_attention"
+
+
+def _layer_rotary(theirs, config, layer_type: str):
+    """``rotary_for`` their module, bound to ``layer_type`` where the family keeps one rotary
+    set per layer type (Gemma 3)."""
+    rotary = rotary_for(theirs, config)
+    if isinstance(getattr(rotary, "rope_type", None), dict):
+        return functools.partial(rotary, layer_type=layer_type)
+    return rotary
+
+
 def llama_like_call(theirs, config, x, layer_type: str, offset: int = 0):
     """``their_call`` for a Llama-like attention module: its family's rotary embedding and its
     layer type's mask."""
-    return their_call(theirs, config, x, offset, rotary_for(theirs, config), layer_type)
+    rotary = _layer_rotary(theirs, config, layer_type)
+    return their_call(theirs, config, x, offset, rotary, layer_type)
 
 
 def llama_like_layer_call(theirs, config, x, layer_type: str, offset: int = 0):
@@ -106,7 +129,7 @@ def llama_like_layer_call(theirs, config, x, layer_type: str, offset: int = 0):
     type's mask, and the ``position_ids`` too."""
     N, L = x.shape[:2]
     position_ids = torch.arange(offset, offset + L).expand(N, L)
-    rotary = rotary_for(theirs.self_attn, config)
+    rotary = _layer_rotary(theirs, config, layer_type)
     return their_call(theirs, config, x, offset, rotary, layer_type, position_ids=position_ids)
 
 

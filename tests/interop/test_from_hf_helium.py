@@ -1,57 +1,15 @@
-"""from_hf for Helium: the attention module and the decoder layer equal Hugging Face's, on tiny
-configs with every weight random, at two position offsets; decoding through a cache equals the
-full forward."""
+"""from_hf for Helium, beyond the equalities with Hugging Face's modules that
+test_from_hf_llama_like.py checks: the quirks, each shown by a test."""
 
 import pytest
 import torch
 
 from attention_ref import from_hf
 
-from ._hf import (
-    cached_equals_full,
-    eager_config,
-    llama_like_call,
-    llama_like_layer_call,
-    ours_call,
-    randomize,
-)
+from ._hf import llama_like_call, ours_call, randomize
+from ._tiny_configs import D, E, helium_config
 
-transformers = pytest.importorskip("transformers")
 helium = pytest.importorskip("transformers.models.helium.modeling_helium")
-
-E, H, KV, D = 32, 4, 2, 8  # width, heads, key/value heads, head width: H * D == E
-SMALL = {"num_hidden_layers": 1, "intermediate_size": 16, "vocab_size": 16}
-
-
-def helium_config(bias=True, head_dim=D, **more):
-    return eager_config(
-        transformers.HeliumConfig, E, H, KV, bias, head_dim=head_dim, **SMALL, **more
-    )
-
-
-@pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize("offset", [0, 5])
-def test_attention_equals_theirs(bias, offset):
-    config = helium_config(bias)
-    theirs = randomize(helium.HeliumAttention(config, layer_idx=0))
-    x = torch.randn(2, 7, E)
-    expected = llama_like_call(theirs, config, x, "full_attention", offset)
-    torch.testing.assert_close(ours_call(from_hf(theirs), x, offset), expected)
-
-
-@pytest.mark.parametrize("offset", [0, 5])
-def test_decoder_layer_equals_theirs(offset):
-    config = helium_config(mlp_bias=True)
-    theirs = randomize(helium.HeliumDecoderLayer(config, layer_idx=0), seed=1)
-    x = torch.randn(2, 7, E)
-    expected = llama_like_layer_call(theirs, config, x, "full_attention", offset)
-    torch.testing.assert_close(ours_call(from_hf(theirs), x, offset), expected)
-
-
-def test_decoding_with_a_cache_equals_the_full_forward():
-    config, x = helium_config(), torch.randn(2, 7, E)
-    cached_equals_full(from_hf(randomize(helium.HeliumAttention(config, 0))), x)
-    cached_equals_full(from_hf(randomize(helium.HeliumDecoderLayer(config, 0))), x)
 
 
 def test_quirk_helium_pairs_neighbouring_features():

@@ -13,8 +13,8 @@ from attention_ref.qk_parts import QKNorm, QueryTemperature, Rotary
 from ._hf import (
     cached_equals_full,
     eager_config,
-    hf_mask,
     llama_like_call,
+    llama_like_layer_call,
     ours_call,
     randomize,
     rotary_for,
@@ -113,13 +113,7 @@ def test_the_parts_of_each_kind_of_layer(config):
 def test_decoder_layer_equals_theirs(config, layer_idx):
     theirs = randomize(llama4.Llama4TextDecoderLayer(config, layer_idx), seed=1)
     x = torch.randn(2, L, E)
-    position_ids = torch.arange(L).expand(2, L)
-    with torch.no_grad():
-        expected = theirs(
-            x,
-            attention_mask=hf_mask(config, config.layer_types[layer_idx], x),
-            position_embeddings=rotary_for(theirs.self_attn, config)(x, position_ids),
-        )
+    expected = llama_like_layer_call(theirs, config, x, config.layer_types[layer_idx])
     torch.testing.assert_close(ours_call(from_hf(theirs), x), expected)
 
 

@@ -1,6 +1,6 @@
-"""from_hf for Qwen3 and Qwen3-Next's full-attention layer: attention modules (and Qwen3's
-decoder layer) equal Hugging Face's, on tiny configs with every weight random, at two position
-offsets, on full and sliding layers; decoding through a cache equals the full forward."""
+"""from_hf for Qwen3 and Qwen3-Next's full-attention layer, beyond the equalities with Hugging
+Face's modules that test_from_hf_llama_like.py checks: the parts each builds, and the quirks
+each shown by a test."""
 
 import pytest
 import torch
@@ -8,83 +8,11 @@ import torch
 from attention_ref import from_hf
 from attention_ref.qk_parts import QKNorm, Rotary
 
-from ._hf import (
-    cached_equals_full,
-    eager_config,
-    llama_like_call,
-    llama_like_layer_call,
-    ours_call,
-    randomize,
-)
+from ._hf import llama_like_call, ours_call, randomize
+from ._tiny_configs import D, E, H, qwen3_config, qwen3_next_config
 
-transformers = pytest.importorskip("transformers")
 qwen3 = pytest.importorskip("transformers.models.qwen3.modeling_qwen3")
 qwen3_next = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
-
-E, H, KV, D, W = 32, 4, 2, 8, 3  # width, heads, key/value heads, head width, window
-SMALL = {"num_hidden_layers": 2, "intermediate_size": 16, "vocab_size": 16}
-NEXT_SMALL = {  # Qwen3-Next: layer 3 of 4 is a full-attention layer; tiny MoE and linear sizes
-    "num_hidden_layers": 4,
-    "intermediate_size": 16,
-    "vocab_size": 16,
-    "num_experts": 2,
-    "num_experts_per_tok": 1,
-    "moe_intermediate_size": 8,
-    "shared_expert_intermediate_size": 8,
-    "linear_key_head_dim": 8,
-    "linear_value_head_dim": 8,
-    "linear_num_key_heads": 2,
-    "linear_num_value_heads": 2,
-}
-
-
-def qwen3_config(bias=True):
-    """Qwen3 with a window on the upper layer (layer 1), biases on all four projections."""
-    more = {"use_sliding_window": True, "sliding_window": W, "max_window_layers": 1}
-    return eager_config(transformers.Qwen3Config, E, H, KV, bias, head_dim=D, **SMALL, **more)
-
-
-def qwen3_next_config(bias=True):
-    return eager_config(transformers.Qwen3NextConfig, E, H, KV, bias, head_dim=D, **NEXT_SMALL)
-
-
-@pytest.mark.parametrize("layer_idx", [0, 1])
-@pytest.mark.parametrize("offset", [0, 5])
-def test_qwen3_attention_equals_theirs(layer_idx, offset):
-    config = qwen3_config()
-    theirs = randomize(qwen3.Qwen3Attention(config, layer_idx=layer_idx), seed=layer_idx)
-    x = torch.randn(2, 7, E)
-    expected = llama_like_call(theirs, config, x, config.layer_types[layer_idx], offset)
-    torch.testing.assert_close(ours_call(from_hf(theirs), x, offset), expected)
-
-
-@pytest.mark.parametrize("layer_idx", [0, 1])
-@pytest.mark.parametrize("offset", [0, 5])
-def test_qwen3_decoder_layer_equals_theirs(layer_idx, offset):
-    config = qwen3_config(bias=False)
-    theirs = randomize(qwen3.Qwen3DecoderLayer(config, layer_idx=layer_idx), seed=1)
-    x = torch.randn(2, 7, E)
-    expected = llama_like_layer_call(theirs, config, x, config.layer_types[layer_idx], offset)
-    torch.testing.assert_close(ours_call(from_hf(theirs), x, offset), expected)
-
-
-@pytest.mark.parametrize("bias", [False, True])
-@pytest.mark.parametrize("offset", [0, 5])
-def test_qwen3_next_attention_equals_theirs(bias, offset):
-    config = qwen3_next_config(bias)
-    theirs = randomize(qwen3_next.Qwen3NextAttention(config, layer_idx=3), seed=3)
-    x = torch.randn(2, 7, E)
-    expected = llama_like_call(theirs, config, x, "full_attention", offset)
-    torch.testing.assert_close(ours_call(from_hf(theirs), x, offset), expected)
-
-
-def test_decoding_with_a_cache_equals_the_full_forward():
-    x = torch.randn(2, 7, E)
-    config = qwen3_config()
-    cached_equals_full(from_hf(randomize(qwen3.Qwen3Attention(config, layer_idx=1))), x)
-    cached_equals_full(from_hf(randomize(qwen3.Qwen3DecoderLayer(config, layer_idx=1))), x)
-    next_attention = qwen3_next.Qwen3NextAttention(qwen3_next_config(), layer_idx=3)
-    cached_equals_full(from_hf(randomize(next_attention)), x)
 
 
 def test_qwen3_parts():
