@@ -284,8 +284,8 @@ def _backward(
             dq_tile.baddbmm_(dz, k[:, cols], alpha=tiling.scale)  # dQ += scale · dZ K
             dk[:, cols] += torch.bmm(dz.transpose(1, 2), q_tile).mul_(tiling.scale)  # dK
             # --8<-- [end:block]
-            if d_mask is not None:
-                d_mask[:, rows, cols] = dz  # a float mask is added to the scores: dM = dZ
+            if d_mask is not None:  # the float mask is added after score_mod: dM = dZ
+                d_mask[:, rows, cols] = dp  # dZ (dp.mul_(p) made it); dz is dS with a score_mod
         dq[:, rows] = dq_tile
     if d_mask is not None:
         d_mask = d_mask.reshape(*tiling.batch, L, S).sum_to_size(attn_mask.shape)
@@ -412,7 +412,7 @@ def chunked_attention(
         >>> plan = plan_tiles(window, 2, 3, 5, 7, block_size=2)  # 3 × 4 tiles of 2 × 2
         >>> plan.skipped, plan.total
         (7, 12)
-        >>> out = chunked_attention(q, k, v, block_size=2, mask_mod=window)
+        >>> out = chunked_attention(q, k, v, mask_mod=plan)  # the plan's block size
         >>> torch.allclose(out, flex_reference(q, k, v, mask_mod=window), atol=1e-6)
         True
     """

@@ -67,8 +67,8 @@ def _doubled_bias(table):  # a score function written by hand, capturing `table`
     return score_mod
 
 
-def _values_and_grads(fn, q, k, v, table):
-    leaves = [x.detach().clone().requires_grad_() for x in (q, k, v, table)]
+def _values_and_grads(fn, *inputs):
+    leaves = [x.detach().clone().requires_grad_() for x in inputs]
     out = fn(*leaves)
     g = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(1))
     grads = torch.autograd.grad(out, leaves, g, allow_unused=True)
@@ -257,3 +257,54 @@ def test_a_rule_meets_a_tensor_is_causal_and_an_offset(q_offset, mask, is_causal
     if tensor is not None and tensor.is_floating_point():
         dense = torch.where(allowed, tensor, float("-inf"))
     torch.testing.assert_close(got, scaled_dot_product_attention(q, k, v, dense))
+
+
+def _written_out(q, k, v, mask, score_mod, rule, q_offset):
+    """softmax(score_mod(scale · q kᵀ) + mask), -inf where the rule says no: plain autograd."""
+    (N, H, L, D), S = q.shape, k.size(-2)
+    b, h = torch.arange(N).view(-1, 1, 1, 1), torch.arange(H).view(1, -1, 1, 1)
+    q_idx, kv_idx = q_offset + torch.arange(L).view(-1, 1), torch.arange(S)
+    scores = q @ k.transpose(-2, -1) / D**0.5
+    if score_mod is not None:
+        scores = score_mod(scores, b, h, q_idx, kv_idx)
+    scores = scores + mask  # after score_mod, as in chunked_attention
+    if rule is not None:
+        allowed = mm.create_mask(rule, N, H, L, S, q_offset=q_offset)
+        scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
+    return scores.softmax(dim=-1) @ v
+
+
+@pytest.mark.parametrize("q_offset", [0, 3])
+@pytest.mark.parametrize("rule", ["none", "causal", "causal window"])
+@pytest.mark.parametrize("score", ["none", "softcap", "relative_bias"])
+def test_a_float_mask_with_a_score_function_gets_its_gradient(score, rule, q_offset):
+    """score_mod × a float attn_mask that requires grad × a causal rule × q_offset: values and
+    the gradients of query, key, value, the (broadcast) mask and the table, against the
+    formula written out. The mask is added after score_mod: its gradient is dZ, not dS."""
+    gen = torch.Generator().manual_seed(q_offset)
+    q, k, v = (torch.randn(2, 3, n, 4, generator=gen, dtype=torch.float64) for n in (5, 8, 8))
+    mask = torch.randn(2, 1, 5, 8, generator=gen, dtype=torch.float64)  # broadcast over H
+    table = torch.randn(3, 7, generator=gen, dtype=torch.float64)
+    rules = {
+        "none": None,
+        "causal": mm.causal(),
+        "causal window": mm.and_masks(mm.causal(), mm.sliding_window(4, sink_tokens=1)),
+    }
+
+    def score_mod(table):
+        mods = {"none": None, "softcap": softcap(1.5), "relative_bias": relative_bias(table)}
+        return mods[score]
+
+    def ours(q, k, v, mask, table):
+        mods = {"mask_mod": rules[rule], "score_mod": score_mod(table), "q_offset": q_offset}
+        return chunked_attention(q, k, v, mask, block_size=(2, 3), **mods)
+
+    def reference(q, k, v, mask, table):
+        return _written_out(q, k, v, mask, score_mod(table), rules[rule], q_offset)
+
+    out, grads = _values_and_grads(ours, q, k, v, mask, table)
+    expected, expected_grads = _values_and_grads(reference, q, k, v, mask, table)
+    assert_close_scaled(out, expected)
+    names = ["query", "key", "value", "attn_mask", "table"]
+    for name, a, b in zip(names, grads, expected_grads, strict=True):
+        assert_close_scaled(a, b, what=f"grad of {name}")
