@@ -87,21 +87,19 @@ TEXT: dict[str, dict[str, str]] = {
     "Parallel2": {"en": "parallel, two norms", "zh": "并行块，两个归一化"},
     "AddNorm": {"en": "add & norm", "zh": "后归一化"},
     "residual": {"en": "residual multiplier {m}", "zh": "残差系数 {m}"},
-    "attention_only": {"en": "— (layer not built)", "zh": "—（未转换整层）"},
+    "attention_only": {"en": "layer not converted (MoE)", "zh": "未转换整层（MoE）"},
     # under the table
     "note": {
         "en": "Read from what `from_hf` builds (Hugging Face transformers {version}) for each "
         "family's default configuration at tiny sizes, Llama 4's with dense layers. "
         "{none}: none; a scale not shown is the usual "
-        "1/√D (Gemma's default query_pre_attn_scalar equals D). Defaults, not a released "
-        "checkpoint's; gpt-oss's YaRN is replaced by plain RoPE. Layer not built: from_hf "
-        "converts the attention but not the layer, whose feed-forward network is a mixture "
+        "1/√D (Gemma's default query_pre_attn_scalar equals D). gpt-oss's YaRN is replaced "
+        "by plain RoPE. Layer not converted: from_hf converts the attention but not the layer, whose feed-forward network is a mixture "
         "of experts (MoE); Qwen3-Next's linear-attention layers are not converted either.",
         "zh": "内容取自 `from_hf` 按各模型系列的默认配置（尺寸缩小；Llama 4 用稠密层）构建出的模块"
         "（Hugging Face transformers {version}）。{none} 表示没有该部件；未列出缩放的，"
         "缩放就是通常的 1/√D（Gemma 默认的 query_pre_attn_scalar 恰好等于 D）。"
-        "这些是默认配置，不是某个已发布检查点的配置；gpt-oss 的 YaRN 换成了普通 RoPE。"
-        "未转换整层：from_hf 只转换注意力，不转换整层，因为这些模型的前馈网络是混合专家"
+        "gpt-oss 的 YaRN 换成了普通 RoPE。未转换整层：from_hf 只转换注意力，不转换整层，因为这些模型的前馈网络是混合专家"
         "（MoE）；Qwen3-Next 的线性注意力层也不转换。",
     },
 }
@@ -124,7 +122,7 @@ LINKS = {
     "gate": "#output-gate",
     "sinks": "todays-models.md#sink-logits",
     "layers": "#layer-patterns",
-    "padding": "masks.md#padding-mask",  # an encoder: no causal mask, padding only
+    "padding": "masks.md#causal-mask",  # an encoder: both directions, no causal mask
     "sliding": "todays-models.md#sliding-windows",
     "chunked": "#chunked",
     "PreNorm": "transformer-layer.md#pre-ln",
