@@ -43,7 +43,7 @@ TEXT = {
         "empty": "全空：跳过",
         "partial": "部分被掩码：块内再掩码",
         "full": "全满：无需掩码",
-        "sparsity": "{value:.4g}% 的分块为空",
+        "sparsity": "{value:.4g}% 的分数块为空",
     },
 }
 
