@@ -19,12 +19,17 @@ import numpy as np
 
 DATA_PATH = "explorer/attention.json"  # where the site serves it
 
-# Where each view's code is shown: anchors on the visualizing page, or another page's section.
+# Where each view's code is shown: anchors on the visualizing page, another page's section, or
+# the function's entry in the API reference.
 CODE = "#explorer-code"
+API = "../reference/#attention_ref.lab.attention_maps."
 LINKS = {
     "toy": [("#toy-task", "train_toy_model"), (CODE, "attention_maps")],
     "positions": [("../positions/#experiment", "train_with_positions"), (CODE, "attention_maps")],
-    "decoder": [("../decoding/#next-token", "TinyDecoder"), (CODE, "train_counting_decoder")],
+    "decoder": [
+        ("../decoding/#next-token", "TinyDecoder"),
+        (API + "train_counting_decoder", "train_counting_decoder"),
+    ],
     "gallery": [(CODE, "mask_gallery"), ("../positions/#alibi", "alibi_bias")],
 }
 
@@ -56,12 +61,11 @@ TEXT: dict[str, dict[str, Any]] = {
         "then": "; ",  # between the readout and the row's sum
         "sentence_sep": " ",  # between two sentences of the about line
         "comma": ", ",  # between the items of a list
-        "help": "Hover, tap or focus a cell. In the heat map, the arrow keys move the "
-        "selected cell; Home and End go to the row's first and last key.",
+        "help": "Hover over or tap a cell, or focus the heatmap with Tab and move with the "
+        "arrow keys; Home and End go to the row's first and last key.",
+        "heatmap": "heatmap",
         "grid": "Attention weights, queries down the side, keys along the top",
         "caption": "{view}, {layer}, {head}: weights of each query (row) over the keys (columns)",
-        "loading": "Loading the explorer…",
-        "failed": "The explorer's data could not be loaded; the figure shows the toy model.",
         "views": {
             "toy": "Toy model: previous and mirrored token",
             "none": "Positions experiment: no positions",
@@ -74,7 +78,7 @@ TEXT: dict[str, dict[str, Any]] = {
             "document": "Document mask (two sentences) + ALiBi",
             "prefix_lm": "Prefix-LM, prefix of 3 + ALiBi",
             "chunked": "Chunks of 4 + ALiBi",
-            "dilated": "Dilated window (every 2nd key) + ALiBi",
+            "dilated": "Dilated window, 4 keys 2 apart + ALiBi",
             "causal_sink_logit": "Causal + sink logit + ALiBi",
         },
         "about": {
@@ -84,15 +88,18 @@ TEXT: dict[str, dict[str, Any]] = {
             "attention layer trained to name the previous token, on 8 tokens, with {name}.",
             "decoder": "The decoding page's decoder (two Llama-style layers of four heads, "
             "RoPE, causal) after 60 training steps of counting modulo 10, on 7 8 9 0 1 2 3 4.",
-            "gallery": "Every score q · k is 0, so only the mask and ALiBi's distance penalty "
-            "decide the weights: each head has its own slope, the steepest first.",
+            "gallery": "Every score q · k is 0, so only the mask and ALiBi's bias decide the "
+            "weights: each head has its own slope, the steepest first.",
+            "prefix": "ALiBi's bias is signed, made for causal attention: inside the two-way "
+            "prefix, keys after the query get a positive bias, so the prefix rows lean toward "
+            "the prefix's last key.",
             "sink": "A sink logit per head (fixed at 0 here; learned in gpt-oss) joins every "
             "row's softmax and its share is dropped: the rows sum to less than 1.",
         },
         "encodings": {
             "none": "no positions (only the causal mask tells them apart)",
             "sinusoidal": "sinusoidal positions added to the embeddings",
-            "learned": "a learned position table",
+            "learned": "learned position embeddings",
             "rope": "RoPE inside the attention",
         },
     },
@@ -123,12 +130,11 @@ TEXT: dict[str, dict[str, Any]] = {
         "then": "；",
         "sentence_sep": "",
         "comma": "，",
-        "help": "把指针移到格子上、轻触或聚焦格子即可查看。在热力图中，方向键移动所选格子，"
+        "help": "把指针移到格子上或轻触格子即可查看，或用 Tab 聚焦热力图后按方向键移动；"
         "Home 和 End 跳到这一行的第一个和最后一个键。",
+        "heatmap": "热力图",
         "grid": "注意力权重：查询在左侧，键在顶部",
         "caption": "{view}，{layer}，{head}：每个查询（行）在各个键（列）上的权重",
-        "loading": "正在加载注意力查看器……",
-        "failed": "无法加载查看器的数据；下图是玩具模型的权重。",
         "views": {
             "toy": "玩具模型：前一个词元与镜像位置的词元",
             "none": "位置实验：无位置信息",
@@ -141,7 +147,7 @@ TEXT: dict[str, dict[str, Any]] = {
             "document": "文档掩码（两个句子）+ ALiBi",
             "prefix_lm": "前缀语言模型，前缀长 3 + ALiBi",
             "chunked": "每段 4 个位置的分段掩码 + ALiBi",
-            "dilated": "空洞窗口（每隔一个键）+ ALiBi",
+            "dilated": "空洞窗口（4 个键，相隔 2）+ ALiBi",
             "causal_sink_logit": "因果掩码 + 汇点 logit + ALiBi",
         },
         "about": {
@@ -151,15 +157,17 @@ TEXT: dict[str, dict[str, Any]] = {
             "任务是说出前一个词元；位置信息：{name}。",
             "decoder": "解码一页的计数解码器（两个 Llama 风格的层，每层四个头，RoPE，因果）"
             "训练 60 步、学会模 10 计数之后，在 7 8 9 0 1 2 3 4 上的权重。",
-            "gallery": "所有分数 q · k 都是 0，权重只由掩码和 ALiBi 的距离惩罚决定："
+            "gallery": "所有分数 q · k 都是 0，权重只由掩码和 ALiBi 的偏置决定："
             "每个头有自己的斜率，最陡的在前。",
+            "prefix": "ALiBi 的偏置带符号，本是为因果注意力设计的：在双向前缀里，"
+            "查询之后的键反而得到正偏置，所以前缀各行的权重朝前缀的最后一个键递增。",
             "sink": "每个头有一个汇点 logit（这里固定为 0，gpt-oss 中是学出来的），"
             "它参与每一行的 softmax，分到的份额随后被丢弃，所以每行之和小于 1。",
         },
         "encodings": {
             "none": "无（只有因果掩码能区分位置）",
             "sinusoidal": "加到嵌入上的正弦位置编码",
-            "learned": "可学习的位置表",
+            "learned": "可学习的位置嵌入",
             "rope": "注意力内部的 RoPE",
         },
     },

@@ -1,14 +1,14 @@
-/* The attention explorer: a heat map of attention weights to point at, in the page's language.
+/* The attention explorer: a heatmap of attention weights to point at, in the page's language.
 
    Where a page holds <div class="attention-explorer">, this script loads explorer/attention.json
    (next to this script's folder; written at build time by docs_hooks/hooks/explorer.py from
    attention_ref.lab.attention_maps) and replaces the static figure inside the div, which
    readers without JavaScript see, with: controls (view, layer, head, colour scale, mask, table),
-   a description with links to the code, the heat map (hand-written SVG, queries down the
+   a description with links to the code, the heatmap (hand-written SVG, queries down the
    side, keys along the top, each row's sum on the right), a live readout of the selected cell
    and its row, and the same numbers as a table (visually hidden until asked for).
 
-   Hover, tap or focus a cell to select it; the heat map is a Tab stop whose arrow keys move
+   Hover over or tap a cell to select it; the heatmap is a Tab stop whose arrow keys move
    the selection. Colours follow Material's palette (data-md-color-scheme). No library, no
    request to another host. */
 (function () {
@@ -132,7 +132,7 @@
     this.help = el("p", { "class": "ae-help", id: id + "-help", text: t.help })
     this.map = el("div", {
       "class": "ae-map", tabindex: "0", role: "group", id: id + "-map",
-      "aria-roledescription": t.heatmap || null,
+      "aria-roledescription": t.heatmap,
       "aria-describedby": id + "-about " + id + "-help"
     })
     this.readout = el("p", { "class": "ae-readout", id: id + "-readout", "aria-live": "polite", "aria-atomic": "true" })
@@ -204,7 +204,8 @@
     var t = this.text
     var about = t.about[view.about] || ""
     if (view.about === "positions") about = format(about, { name: t.encodings[view.id] })
-    if (view.id === "causal_sink_logit") about += t.sentence_sep + t.about.sink
+    var more = { prefix_lm: "prefix", causal_sink_logit: "sink" }[view.id]  // a second sentence
+    if (more) about += t.sentence_sep + t.about[more]
     this.about.textContent = about + (/[。）]$/.test(about) ? "" : " ")
     var code = el("span", { "class": "ae-code" }, [t.code + (t.code.slice(-1) === ":" ? " " : "")])
     view.links.forEach(function (link, i) {
