@@ -38,7 +38,8 @@ def alibi(num_heads: int, *, scale: float = 1.0) -> ScoreMod:
     any number of heads). ``alibi_bias`` is aligned bottom-right and this function, which sees
     indices only, top-left: when ``L != S`` the two differ by ``m_h (S - L)``, the same for
     every key of a row, so the softmax and the outputs are equal and the log-sum-exp is
-    shifted by that constant.
+    shifted by that constant. Keys *after* the query get a positive bias: use it with a causal
+    mask.
 
     Args:
         num_heads: H, the number of (query) heads; ``h`` indexes them.
@@ -111,7 +112,7 @@ def softcap(cap: float) -> ScoreMod:
 
 
 def relative_bias(table: Tensor) -> ScoreMod:
-    r"""Clipped relative positions (Shaw et al.): a learned bias per head and offset.
+    r"""Clipped relative positions after Shaw et al., as one scalar bias per head and offset.
 
     $$s'_{h,q,kv} = s_{h,q,kv} + T_{h,\ \mathrm{clip}(kv - q,\,-M,\,M) + M}$$
 

@@ -132,8 +132,8 @@ class KVCache(_TokenCache):
 
     By default the cache keeps every token: ``len(cache)`` (the entries held) equals
     ``cache.tokens_seen`` (the tokens ever added, the position of the next token). With
-    ``window=W`` it is a rolling cache: it keeps the first ``sink_tokens`` entries (the
-    "attention sinks" of StreamingLLM) and the ``W`` most recent ones, never more than
+    ``window=W`` it is a rolling cache: it keeps the first ``sink_tokens`` entries (sink
+    tokens, StreamingLLM's "attention sinks") and the ``W`` most recent ones, never more than
     ``sink_tokens + W``. A query at position ``t`` then sees the keys ``j < sink_tokens``
     and ``t - W < j <= t``, as [`sliding_window_mask`][attention_ref.sliding_window_mask]
     with ``sink_tokens`` allows: ``rule()`` is that rule over positions, and ``visible``

@@ -90,7 +90,8 @@ def sliding_window(window: int, sink_tokens: int = 0) -> MaskMod:
 
     The same rule as [`sliding_window_mask`][attention_ref.sliding_window_mask]: the query
     itself and the ``window - 1`` keys before it, and with ``sink_tokens`` also the first
-    ``sink_tokens`` keys (StreamingLLM's attention sinks; what a rolling ``KVCache`` keeps).
+    ``sink_tokens`` keys (sink tokens, StreamingLLM's "attention sinks"; what a rolling
+    ``KVCache`` keeps).
     The package's one sliding-window rule: the rolling cache and the modules use it too.
 
     Args:
@@ -330,7 +331,9 @@ def _check_mods(mods: tuple[MaskMod, ...]) -> None:
 
 
 def and_masks(*mods: MaskMod) -> MaskMod:
-    """Attend where **every** rule allows it (the intersection); no rule allows everything.
+    """Attend where **every** rule allows it (the intersection).
+
+    With no rules, every pair is allowed.
 
     Args:
         *mods: ``mask_mod`` functions.
@@ -360,7 +363,9 @@ def and_masks(*mods: MaskMod) -> MaskMod:
 
 
 def or_masks(*mods: MaskMod) -> MaskMod:
-    """Attend where **any** rule allows it (the union); no rule allows nothing.
+    """Attend where **any** rule allows it (the union).
+
+    With no rules, nothing is allowed.
 
     Args:
         *mods: ``mask_mod`` functions.
@@ -442,7 +447,7 @@ def create_mask(
 
     ``mask_mod(b, h, q_idx, kv_idx)`` gets ``b`` of shape (N, 1, 1, 1), ``h`` (1, H, 1, 1),
     ``q_idx`` (1, 1, L, 1) and ``kv_idx`` (1, 1, 1, S): no loop over positions, no ``vmap``.
-    The query indices start at ``q_offset``: ``L`` new queries after ``q_offset`` cached keys
+    The query indices start at ``q_offset``: ``L`` new queries after ``S - L`` cached keys
     pass ``q_offset=S - L``, as Hugging Face's ``add_offsets_to_mask_function`` does.
 
     Args:

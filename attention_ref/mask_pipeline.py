@@ -1,8 +1,9 @@
 """How a module's masks reach its kernel: one rule over positions, then a rule or a tensor.
 
 A module (``MultiHeadAttention``, ``MultiHeadLatentAttention``, ``DecoderBlock``) can be given
-four masks at once: the caller's ``attn_mask`` tensor, ``is_causal``, the caller's
-``mask_mod`` (a rule of ``attention_ref.mask_mods``) and the rule of a rolling ``KVCache``.
+five masks at once: the caller's ``attn_mask`` tensor, ``is_causal``, the caller's
+``mask_mod`` (a rule of ``attention_ref.mask_mods``), the layer's own rule (``mask_mod=``
+when a ``MultiHeadAttention`` is built) and the rule of a rolling ``KVCache``.
 All rules speak positions: the queries of a call stand at ``q_offset + i``, where
 ``q_offset = kv_cache.tokens_seen`` before the call (0 without a cache), and each key at its
 own position, ``kv_cache.positions`` (under a rolling cache not its slot). ``gather`` ANDs

@@ -120,7 +120,7 @@ def sliding_window_mask(
     the ``window - 1`` keys before it); with ``causal=False`` when ``|i - j| < window``.
     Positions are aligned as in [`causal_mask`][attention_ref.causal_mask]. The first
     ``sink_tokens`` keys are seen as well (by the queries at or after them when causal):
-    StreamingLLM's attention sinks, what a rolling
+    sink tokens (StreamingLLM's "attention sinks"), what a rolling
     [`KVCache`][attention_ref.KVCache] with ``sink_tokens`` keeps.
 
     Args:

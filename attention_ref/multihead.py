@@ -66,9 +66,9 @@ class MultiHeadAttention(nn.Module):
         head_dim: D, each head's width (``q_proj``: E to H * D); default ``embed_dim // H``.
         scale: Multiplies the scores; ``None`` means ``1 / sqrt(head_dim)``.
         attention_fn: The kernel of the heads, with SDPA's arguments on ``(N, H, L, D)``
-            (``chunked_attention``, SDPA or yours); one that takes ``mask_mod`` and
-            ``q_offset`` gets the masks as a rule. No weights, no dropout; ``sinks=`` too.
-        sinks: A learned sink logit per head (gpt-oss), ``(H,)`` zeros, in every softmax.
+            (``chunked_attention``, SDPA or yours; one taking ``mask_mod`` and ``q_offset`` gets
+            the masks as a rule). The layer then returns no weights and applies no dropout.
+        sinks: If True, a learned sink logit per head (gpt-oss), 0 at first, in every row's softmax.
 
     Raises:
         ValueError: On sizes that do not divide (E by H, H by H_kv), ``dropout`` outside

@@ -244,6 +244,24 @@ def plan_causal(
     Query ``i`` (at position ``q_offset + i``) sees keys ``0 .. q_offset + i``: the blocks
     entirely after a tile's last query are empty, those entirely before its first are full.
 
+    Args:
+        N: The batch size.
+        H: The number of (query) heads.
+        L: The number of queries.
+        S: The number of keys.
+        block_size: ``(b_q, b_k)``, or one int for both.
+        q_offset: The position of the first query (``L`` new queries after ``q_offset``
+            cached keys).
+
+    Returns:
+        The plan, with ``causal()`` as its rule; ``chunked_attention(..., is_causal=True)``
+        without a mask function makes it itself.
+
+    Raises:
+        TypeError: If a size or ``q_offset`` is not an int, or ``block_size`` is neither an
+            int nor a pair.
+        ValueError: If a size is below 1 or ``q_offset`` below 0.
+
     Examples:
         >>> from attention_ref.mask_mods import causal
         >>> from attention_ref.tile_plan import plan_causal, plan_tiles

@@ -211,13 +211,15 @@ def _gallery_masks(length: int) -> dict[str, Tensor]:
 def mask_gallery(num_heads: int = 4) -> dict[str, dict[str, Tensor]]:
     """Masks combined with ALiBi's bias: the weights when every score ``q · k`` is 0.
 
-    With equal scores, what decides the weights is only what the mask allows and how far
-    back each key is: ``softmax(alibi_bias + mask)`` per head, the steepest slope first.
+    With equal scores, what decides the weights is only what the mask allows and ALiBi's
+    bias: ``softmax(alibi_bias + mask)`` per head, the steepest slope first. ALiBi's bias is
+    signed, made for causal attention: inside the prefix-LM's two-way prefix, keys after the
+    query get a positive bias, so the prefix rows lean toward the prefix's last key.
     The gallery holds a causal mask, a sliding window of 3 with one sink token
     (``sliding_window_mask(..., sink_tokens=1)``), a document mask for two sentences of
     ``GALLERY_TOKENS`` (with causal), a prefix-LM with a prefix of 3, chunks of 4, a dilated
-    window (4 keys, every second position), and a causal mask with a sink logit per head,
-    fixed here at 0 (learned in gpt-oss), whose rows sum to less than 1.
+    window (4 keys, 2 apart), and a causal mask with a sink logit per head, fixed here at 0
+    (learned in gpt-oss), whose rows sum to less than 1.
 
     Args:
         num_heads: H: how many ALiBi slopes.
