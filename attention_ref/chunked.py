@@ -115,7 +115,7 @@ def _through_score_mod(
     d_captured: list[Tensor | None],
 ) -> Tensor:
     """The chain rule through ``score_mod``: from dZ, the gradient of a tile's modified scores,
-    to dS, that of ``s = scale · q kᵀ`` (B, b_q, b_k); the gradients of the tensors it
+    to dX, that of ``x = scale · q kᵀ`` (B, b_q, b_k); the gradients of the tensors it
     captures are added to ``d_captured``.
 
     The tile's ``score_mod`` is computed again under autograd and differentiated with
@@ -279,13 +279,13 @@ def _backward(
             dp = dp_buffer[: p.numel()].view(p.shape)
             torch.baddbmm(delta[:, rows], do, v_t[:, :, cols], beta=-1.0, out=dp)  # dO Vᵀ - delta
             dz = dp.mul_(p)  # dZ = P ∘ (dP - delta), Z the scores
-            if tiling.score_mod is not None:  # Z = score_mod(S): dS, and its tensors' grads
+            if tiling.score_mod is not None:  # Z = score_mod(X): dX, and its tensors' grads
                 dz = _through_score_mod(dz, q_tile, k_t, rows, cols, tiling, captured, d_captured)
             dq_tile.baddbmm_(dz, k[:, cols], alpha=tiling.scale)  # dQ += scale · dZ K
             dk[:, cols] += torch.bmm(dz.transpose(1, 2), q_tile).mul_(tiling.scale)  # dK
             # --8<-- [end:block]
             if d_mask is not None:  # the float mask is added after score_mod: dM = dZ
-                d_mask[:, rows, cols] = dp  # dZ (dp.mul_(p) made it); dz is dS with a score_mod
+                d_mask[:, rows, cols] = dp  # dZ (dp.mul_(p) made it); dz is dX with a score_mod
         dq[:, rows] = dq_tile
     if d_mask is not None:
         d_mask = d_mask.reshape(*tiling.batch, L, S).sum_to_size(attn_mask.shape)
