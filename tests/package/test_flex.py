@@ -486,6 +486,26 @@ def test_compiled_flex_attention_accepts_them_on_cpu():
     torch.testing.assert_close(out, expected)
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+def test_a_second_captured_number_fails_to_compile_on_cpu_unless_dynamic_is_false():
+    """What the mask-functions page says: compiled without ``dynamic=False``, a second score
+    function that differs only in a captured Python number (softcap 7 after softcap 5) is
+    recompiled with that number dynamic, and in torch 2.13 the CPU kernel fails to lower it.
+    With ``dynamic=False`` both compile. A torch release that lifts the failure fails this
+    test, so that the page can drop its warning."""
+    query, key, value = qkv(1, 2, 2, 16, 16, E=8, Ev=8, dtype=torch.float32)
+    torch._dynamo.reset()
+    compiled = torch.compile(fa.flex_attention)
+    compiled(query, key, value, score_mod=softcap(5.0))
+    with pytest.raises(Exception, match="LoweringException"):  # torch._inductor InductorError
+        compiled(query, key, value, score_mod=softcap(7.0))
+    torch._dynamo.reset()
+    static = torch.compile(fa.flex_attention, dynamic=False)
+    for cap in (5.0, 7.0):
+        expected = flex_reference(query, key, value, score_mod=softcap(cap))
+        torch.testing.assert_close(static(query, key, value, score_mod=softcap(cap)), expected)
+
+
 def test_alibi_is_exact_in_float64():
     """The slopes follow the scores' dtype: float64 scores get the float64 bias, 2^(-8i/H)."""
     H, L = 6, 5  # 6 heads: not a power of two, Press et al.'s interleaved rule
