@@ -19,7 +19,7 @@ from .masks import MASK_COLORS
 
 TEXT = {
     "en": {
-        "sink_title": "Weight on the first token, the counting TinyDecoder (trained on 8 tokens)",
+        "sink_title": "Weight on token 0, the counting TinyDecoder (trained on inputs of 8 tokens)",
         "linear": "linear scale",
         "log": "log scale",
         "query": "query position t",
@@ -31,7 +31,7 @@ TEXT = {
         "key": "key j",
         "query_i": "query i",
         "ours": "ours, window 4: 4 keys\n(Hugging Face causal)",
-        "gym": "q − kv ≤ 4: 5 keys\n(attention-gym, Mistral's prefill)",
+        "gym": "q − kv ≤ 4: 5 keys\n(attention-gym;\nMistral 7B's 2023 prefill)",
         "sinks": "window 4, sink_tokens=1\n(rolling cache, StreamingLLM)",
         "both": "ours, causal=False, window 4:\n|i − j| < 4, 7 keys",
         "memory_title": "KV cache of one sequence, all layers, 2 bytes a number",
@@ -46,7 +46,7 @@ TEXT = {
         ],
     },
     "zh": {
-        "sink_title": "计数解码器 TinyDecoder（在 8 个词元上训练）放在词元 0 上的权重",
+        "sink_title": "计数解码器 TinyDecoder（训练时输入 8 个词元）放在词元 0 上的权重",
         "linear": "线性坐标",
         "log": "对数坐标",
         "query": "查询位置 t",
@@ -58,7 +58,7 @@ TEXT = {
         "key": "键 j",
         "query_i": "查询 i",
         "ours": "本库，窗口 4：4 个键\n（Hugging Face 因果）",
-        "gym": "q − kv ≤ 4：5 个键\n（attention-gym、Mistral 预填充）",
+        "gym": "q − kv ≤ 4：5 个键\n（attention-gym；\nMistral 7B 2023 年的预填充）",
         "sinks": "窗口 4，1 个汇点词元\n（滚动缓存，StreamingLLM）",
         "both": "本库 causal=False，窗口 4：\n|i − j| < 4，7 个键",
         "memory_title": "一条序列的 KV 缓存（所有层，每个数 2 字节）",
