@@ -56,11 +56,12 @@ TEXT: dict[str, dict[str, Any]] = {
         "readout": "query {q} → key {k}: {w}",
         "masked": "query {q} → key {k}: masked (0)",
         "row": "Row of query {q}: {weights}",
-        "sum": "weights sum",
+        "sum": "row sum",
         "code": "Code:",
         "then": "; ",  # between the readout and the row's sum
         "sentence_sep": " ",  # between two sentences of the about line
         "comma": ", ",  # between the items of a list
+        "label_sep": ". ",  # between the heatmap's name and the selected cell, read aloud
         "help": "Hover over or tap a cell, or focus the heatmap with Tab and move with the "
         "arrow keys; Home and End go to the row's first and last key.",
         "heatmap": "heatmap",
@@ -75,15 +76,16 @@ TEXT: dict[str, dict[str, Any]] = {
             "decoder": "Counting decoder, 2 layers",
             "causal": "Causal + ALiBi",
             "sliding_window_sink": "Sliding window 3, one sink token + ALiBi",
-            "document": "Document mask (two sentences) + ALiBi",
+            "document": "Causal document mask (two sentences) + ALiBi",
             "prefix_lm": "Prefix-LM, prefix of 3 + ALiBi",
             "chunked": "Chunks of 4 + ALiBi",
             "dilated": "Dilated window, 4 keys 2 apart + ALiBi",
             "causal_sink_logit": "Causal + sink logit + ALiBi",
         },
         "about": {
-            "toy": "The model this page trains (one attention layer, two heads, no mask) on "
-            "C A F J B E. One head reads the mirrored position, the other the previous one.",
+            "toy": "The weights of the model this page trains (one attention layer, two heads, "
+            "no mask), run on C A F J B E. One head reads the mirrored position, the other the "
+            "previous one.",
             "positions": "One of the four models of the positions experiment: one causal "
             "attention layer trained to name the previous token, on 8 tokens, with {name}.",
             "decoder": "The decoding page's decoder (two Llama-style layers of four heads, "
@@ -125,11 +127,12 @@ TEXT: dict[str, dict[str, Any]] = {
         "readout": "查询 {q} → 键 {k}：{w}",
         "masked": "查询 {q} → 键 {k}：被掩码（0）",
         "row": "查询 {q} 这一行：{weights}",
-        "sum": "权重之和",
+        "sum": "行之和",
         "code": "代码：",
         "then": "；",
         "sentence_sep": "",
         "comma": "，",
+        "label_sep": "。",
         "help": "把指针移到格子上或轻触格子即可查看，或用 Tab 聚焦热力图后按方向键移动；"
         "Home 和 End 跳到这一行的第一个和最后一个键。",
         "heatmap": "热力图",
@@ -144,17 +147,17 @@ TEXT: dict[str, dict[str, Any]] = {
             "decoder": "计数解码器（两层）",
             "causal": "因果掩码 + ALiBi",
             "sliding_window_sink": "窗口为 3 的滑动窗口，一个汇点词元 + ALiBi",
-            "document": "文档掩码（两个句子）+ ALiBi",
+            "document": "因果文档掩码（两个句子）+ ALiBi",
             "prefix_lm": "前缀语言模型，前缀长 3 + ALiBi",
             "chunked": "每段 4 个位置的分段掩码 + ALiBi",
-            "dilated": "空洞窗口（4 个键，相隔 2）+ ALiBi",
+            "dilated": "空洞滑动窗口（4 个键，间隔 2）+ ALiBi",
             "causal_sink_logit": "因果掩码 + 汇点 logit + ALiBi",
         },
         "about": {
             "toy": "本页训练的模型（一层注意力、两个头、没有掩码）在 C A F J B E 上的权重。"
             "一个头看镜像位置，另一个头看前一个位置。",
             "positions": "位置实验的四个模型之一：一层因果注意力，在 8 个词元的序列上训练，"
-            "任务是说出前一个词元；位置信息：{name}。",
+            "任务是输出前一个词元；位置信息：{name}。",
             "decoder": "解码一页的计数解码器（两个 Llama 风格的层，每层四个头，RoPE，因果）"
             "训练 60 步、学会模 10 计数之后，在 7 8 9 0 1 2 3 4 上的权重。",
             "gallery": "所有分数 q · k 都是 0，权重只由掩码和 ALiBi 的偏置决定："

@@ -323,7 +323,7 @@
     this.outline.setAttribute("y", g.top + q * CELL)
     this.rowLabels.forEach(function (label, i) { label.classList.toggle("ae-tick--on", i === q) })
     this.colLabels.forEach(function (label, i) { label.classList.toggle("ae-tick--on", i === k) })
-    if (!quiet) this.map.setAttribute("aria-label", this.text.grid + ". " + text)
+    if (!quiet) this.map.setAttribute("aria-label", t.grid + t.label_sep + text)
   }
 
   Explorer.prototype.point = function (ev) {
