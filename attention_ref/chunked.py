@@ -17,11 +17,11 @@ recomputes each block's weights P from the log-sum-exp and accumulates ``dV += P
 linear in L and S.
 
 Speed, without leaving PyTorch: the scores are kept in base 2 (``scale · log2 e`` folded into
-the matmul, then ``exp2``, which is several times cheaper than ``exp`` on CPUs, as in
-FlashAttention); ``baddbmm`` computes ``scale · Q K^T`` (plus a float mask) and
-``acc · alpha + P V`` in single BLAS calls; and autograd never sees the loop, so every block is
-updated in place (``sub_``, ``exp2_``, ``mul_``) in one reused buffer: no new block-sized
-tensor is made per step, in the forward or the backward pass.
+the matmul, then ``exp2``, as in FlashAttention: the factor ``log2 e`` costs no pass of its
+own); ``baddbmm`` computes ``scale · Q K^T`` (plus a float mask) in a single BLAS call, and
+``acc · alpha + P V`` is one ``mul_`` and one ``baddbmm_``; and autograd never sees the loop,
+so every block is updated in place (``sub_``, ``exp2_``, ``mul_``) in one reused buffer: no
+new block-sized tensor is made per step, in the forward or the backward pass.
 
 Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention``):
     N: batch size (any number of leading batch dimensions ``...`` is allowed)
@@ -207,8 +207,8 @@ def _online_softmax_step_(
     """Fold one block of scores (B, b_q, b_k) and values (B, b_k, Dv) into (m, l, acc).
 
     In place: ``scores`` becomes the block's weights ``p``, and ``l``, ``acc`` are updated;
-    no new (B, b_q, b_k) tensor is made and ``acc = alpha · acc + p @ value`` is one BLAS
-    call. Autograd never sees this step: the backward pass recomputes what it needs.
+    no new (B, b_q, b_k) tensor is made and ``acc = alpha · acc + p @ value`` is one ``mul_``
+    and one BLAS call. Autograd never sees this step: the backward pass recomputes what it needs.
     """
     m, l, acc = state  # running max (B, b_q, 1), running sum (B, b_q, 1), output (B, b_q, Dv)
     # Scores are in base 2: 2^(s - m) here is e^(s·ln 2 - m·ln 2) of the math, same algebra.

@@ -7,8 +7,8 @@ and a ``mask_mod(b, h, q_idx, kv_idx)`` that says which scores are kept (see
 lines: the scores, then ``score_mod``, then the mask, then the softmax.
 
 Score functions (each returns a ``score_mod``): ``alibi`` (Press et al.), ``softcap``
-(Gemma 2's logit soft-capping) and ``relative_bias`` (Shaw et al.'s clipped relative
-positions, learned).
+(Gemma 2's logit soft-capping) and ``relative_bias`` (after Shaw et al., one scalar bias per
+head and clipped offset, which can be learned).
 
 Shape legend (batch-first, as ``flex_attention``): N batch, H query heads, H_kv key/value
 heads, L query length, S key/value length, D query/key width (one head's), Dv value width.

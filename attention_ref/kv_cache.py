@@ -131,16 +131,15 @@ class KVCache(_TokenCache):
     holds $2 \cdot \text{layers} \cdot N \cdot H_{kv} \cdot S \cdot D$ numbers.
 
     By default the cache keeps every token: ``len(cache)`` (the entries held) equals
-    ``cache.tokens_seen`` (the tokens ever added, the position of the next token). With
-    ``window=W`` it is a rolling cache: it keeps the first ``sink_tokens`` entries (sink
-    tokens, StreamingLLM's "attention sinks") and the ``W`` most recent ones, never more than
-    ``sink_tokens + W``. A query at position ``t`` then sees the keys ``j < sink_tokens``
-    and ``t - W < j <= t``, as [`sliding_window_mask`][attention_ref.sliding_window_mask]
-    with ``sink_tokens`` allows: ``rule()`` is that rule over positions, and ``visible``
-    the mask it gives for the keys the last ``update`` returned, whose positions are
-    ``cache.positions``. ``cache.held_positions``
-    are those of the entries held now, which the next ``update`` returns first (to pick
-    the columns of a padding mask, say).
+    ``cache.tokens_seen`` (the tokens ever added, the position of the next token). With ``window=W``
+    it is a rolling cache: it keeps the first ``sink_tokens`` entries (sink tokens, StreamingLLM's
+    "attention sinks") and the ``W`` most recent ones, never more than ``sink_tokens + W``. A query
+    at position ``t`` then sees the keys ``j <= t`` with ``j < sink_tokens`` or ``t - W < j``, as
+    [`sliding_window_mask`][attention_ref.sliding_window_mask] with ``sink_tokens`` allows:
+    ``rule()`` is that rule over positions, and ``visible`` the mask it gives for the keys the last
+    ``update`` returned, whose positions are ``cache.positions``. ``cache.held_positions`` are those
+    of the entries held now, which the next ``update`` returns first (to pick the columns of a
+    padding mask, say).
 
     Args:
         window: W, how many recent tokens to keep (each query counts itself); ``None``
@@ -216,8 +215,9 @@ class LatentCache(_TokenCache):
     r"""What multi-head latent attention caches per token: its latent and its rotated key.
 
     ``latent`` is $c^{KV}$ ``(N, 1, S, R)`` and ``rope_key`` the shared rotated key $k^R$
-    ``(N, 1, S, D_rope)``: ``R + D_rope`` numbers per token and layer, for every head. The
-    positions, ``window`` and ``sink_tokens`` work as in [`KVCache`][attention_ref.KVCache].
+    ``(N, 1, S, D_rope)``: ``R + D_rope`` numbers per token and layer, shared by all heads
+    (independent of H). The positions, ``window`` and ``sink_tokens`` work as in
+    [`KVCache`][attention_ref.KVCache].
 
     Examples:
         >>> import torch

@@ -77,15 +77,16 @@ class MultiHeadLatentAttention(nn.Module):
       o_{t,i} = \sum_j \operatorname{softmax}_j\bigl(q_{t,i}^\top k_{j,i} \cdot
       \mathrm{scale}\bigr)\, v^C_{j,i},\quad u_t = W^O [o_{t,1}; \dots; o_{t,H}]$$
 
-    Every head's key and value come from one latent $c^{KV}$ of ``kv_lora_rank`` numbers
-    per token; positions (RoPE) go to a separate ``qk_rope_head_dim``-wide part of the
-    query and to one rotary key $k^R$ shared by all heads. The queries come from $h$
-    directly (``q_proj``) or, with ``q_lora_rank``, through a low-rank latent of their own
-    ($W^{DQ}$, an RMSNorm, $W^{UQ}$). Submodules are named as in DeepSeek's checkpoints and
-    Hugging Face's ``DeepseekV3Attention``: ``q_proj`` or ``q_a_proj``, ``q_a_layernorm``,
-    ``q_b_proj``; ``kv_a_proj_with_mqa`` ($W^{DKV}$ and $W^{KR}$ stacked), ``kv_a_layernorm``,
-    ``kv_b_proj`` ($W^{UK}_i$ and $W^{UV}_i$ of every head stacked), ``o_proj``. A
-    checkpoint layer's attention weights load with ``load_state_dict(..., strict=True)``.
+    Here $h_t$ is the layer's input at position $t$ (DeepSeek's notation) and $i$ the head. Every
+    head's key and value come from one latent $c^{KV}$ of ``kv_lora_rank`` numbers per token;
+    positions (RoPE) go to a separate ``qk_rope_head_dim``-wide part of the query and to one rotary
+    key $k^R$ shared by all heads. The queries come from $h_t$ directly (``q_proj``) or, with
+    ``q_lora_rank``, through a low-rank latent of their own ($W^{DQ}$, an RMSNorm, $W^{UQ}$).
+    Submodules are named as in DeepSeek's checkpoints and Hugging Face's ``DeepseekV3Attention``:
+    ``q_proj`` or ``q_a_proj``, ``q_a_layernorm``, ``q_b_proj``; ``kv_a_proj_with_mqa`` ($W^{DKV}$
+    and $W^{KR}$ stacked), ``kv_a_layernorm``, ``kv_b_proj`` ($W^{UK}_i$ and $W^{UV}_i$ of every
+    head stacked), ``o_proj``. A checkpoint layer's attention weights load with
+    ``load_state_dict(..., strict=True)``.
 
     Masks use PyTorch SDPA's convention: boolean True = **may attend**
     (``nn.MultiheadAttention`` means the opposite). float16 and bfloat16 run the
@@ -96,8 +97,7 @@ class MultiHeadLatentAttention(nn.Module):
         num_heads: H.
         kv_lora_rank: R, the width of the key/value latent $c^{KV}$ (512 in DeepSeek-V3).
         qk_nope_head_dim: D_nope, each head's query/key width without positions (128).
-        qk_rope_head_dim: D_rope, the rotary part of each query and of the shared key; even
-            (64).
+        qk_rope_head_dim: D_rope, the rotary part of each query and of the shared key; even (64).
         v_head_dim: D_v, each head's value width (128).
         q_lora_rank: The width of the query latent (1536 in DeepSeek-V3); ``None``: one
             full-rank ``q_proj``.

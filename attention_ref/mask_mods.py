@@ -5,7 +5,8 @@ This is how PyTorch's FlexAttention (``torch.nn.attention.flex_attention``) and 
 ``b``, head ``h``, query ``q_idx`` and key ``kv_idx``, whether the query may attend to the key.
 Each function here returns such a rule. The rules use tensor operations only (no Python ``if``
 on a value, no ``.item()``), so they work on index tensors of any broadcastable shape and
-PyTorch's own ``create_mask``, ``create_block_mask`` and ``flex_attention`` accept them unchanged.
+PyTorch's own ``create_mask`` and ``create_block_mask`` accept them unchanged (its
+``flex_attention`` takes ``block_mask=create_block_mask(rule, ...)``).
 
 A rule sees indices only, so it is aligned top-left: query 0 is position 0. For queries that
 come after cached keys, ``create_mask(..., q_offset=...)`` passes ``q_idx + q_offset``.

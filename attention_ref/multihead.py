@@ -67,12 +67,12 @@ class MultiHeadAttention(nn.Module):
         scale: Multiplies the scores; ``None`` means ``1 / sqrt(head_dim)``.
         attention_fn: The kernel of the heads, with SDPA's arguments on ``(N, H, L, D)``
             (``chunked_attention``, SDPA or yours; one taking ``mask_mod`` and ``q_offset`` gets
-            the masks as a rule). The layer then returns no weights and applies no dropout.
+            the masks as a rule). The layer then returns no weights, and ``dropout`` must be 0.
         sinks: If True, a learned sink logit per head (gpt-oss), 0 at first, in every row's softmax.
 
     Raises:
-        ValueError: On sizes that do not divide (E by H, H by H_kv), ``dropout`` outside
-            [0, 1), a bad ``rope_base``, or ``sinks`` for an ``attention_fn`` without them.
+        ValueError: On sizes that do not divide (E by H, H by H_kv), a bad ``rope_base``,
+            ``dropout`` outside [0, 1) or not 0 with ``attention_fn``, or ``sinks`` it cannot take.
 
     Examples:
         >>> import torch

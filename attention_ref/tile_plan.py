@@ -10,7 +10,7 @@ PyTorch's ``create_block_mask``, but with one grid for the whole batch and all h
 computed together (a ``BlockMask`` sorts the tiles of each sequence and head).
 
 Sorting the tiles is exact: it calls ``mask_mod`` on every index once (a row of tiles at a
-time, never on all of (L, S) at once), an elementwise pass over L·S that costs a good part of
+time, never on all of (L, S) at once), an elementwise pass over L·S that costs a fraction of
 what the skipped tiles save. So build the plan once and pass it to every call with the same
 mask and sizes (every layer of a model), as FlexAttention users build one ``BlockMask``:
 ``chunked_attention(q, k, v, mask_mod=plan_tiles(...))``.
