@@ -94,13 +94,14 @@ TEXT: dict[str, dict[str, str]] = {
         "family's default configuration at tiny sizes, Llama 4's with dense layers. "
         "{none}: none; a scale not shown is the usual "
         "1/√D (Gemma's default query_pre_attn_scalar equals D). gpt-oss's YaRN is replaced "
-        "by plain RoPE. Layer not converted: from_hf converts the attention but not the layer, whose feed-forward network is a mixture "
-        "of experts (MoE); Qwen3-Next's linear-attention layers are not converted either.",
+        "by plain RoPE. Layer not converted: from_hf converts the attention but not the layer, "
+        "whose feed-forward network is a mixture of experts (MoE); Qwen3-Next's "
+        "linear-attention layers are not converted either.",
         "zh": "内容取自 `from_hf` 按各模型系列的默认配置（尺寸缩小；Llama 4 用稠密层）构建出的模块"
         "（Hugging Face transformers {version}）。{none} 表示没有该部件；未列出缩放的，"
         "缩放就是通常的 1/√D（Gemma 默认的 query_pre_attn_scalar 恰好等于 D）。"
-        "gpt-oss 的 YaRN 换成了普通 RoPE。未转换整层：from_hf 只转换注意力，不转换整层，因为这些模型的前馈网络是混合专家"
-        "（MoE）；Qwen3-Next 的线性注意力层也不转换。",
+        "gpt-oss 的 YaRN 换成了普通 RoPE。未转换整层：from_hf 只转换注意力，不转换整层，"
+        "因为这些模型的前馈网络是混合专家（MoE）；Qwen3-Next 的线性注意力层也不转换。",
     },
 }
 FRACTIONS = {Fraction(1, 4): "¼", Fraction(1, 2): "½", Fraction(1, 3): "⅓", Fraction(3, 4): "¾"}

@@ -30,7 +30,7 @@ _LABELS = {
         "d_k={head_dim}, {dtype}, {device}",
         "slope": "slope",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
-        "sparse_title": "Masked tiles skipped, n={n}, N={batch}, h={heads}, d_k={head_dim}, "
+        "sparse_title": "Empty tiles skipped, n={n}, N={batch}, h={heads}, d_k={head_dim}, "
         "{dtype}, tiles {b_q}×{b_k}",
         "sparse_y": "time / time with every tile",
         "forward": "forward",
@@ -59,7 +59,7 @@ _LABELS = {
         "{dtype}，{device}",
         "slope": "斜率",
         "gemm": "GEMM {gemm:.0f} GFLOP/s",
-        "sparse_title": "跳过被掩码的块，n={n}，N={batch}，h={heads}，d_k={head_dim}，{dtype}，"
+        "sparse_title": "跳过全空的分数块，n={n}，N={batch}，h={heads}，d_k={head_dim}，{dtype}，"
         "块 {b_q}×{b_k}",
         "sparse_y": "耗时与计算全部块的耗时之比",
         "forward": "前向",
