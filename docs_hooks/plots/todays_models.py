@@ -64,7 +64,7 @@ TEXT = {
         "memory_title": "一条序列的 KV 缓存（所有层，每个数 2 字节）",
         "tokens": "上下文长度（词元）",
         "gib": "缓存（GiB）",
-        "designs": ["MHA", "GQA", "GQA，窗口 4096", "GQA，每隔一层用 128 的窗口", "MLA"],
+        "designs": ["MHA", "GQA", "GQA，窗口 4096", "GQA，每隔一层用 128 个词元的窗口", "MLA"],
     },
 }
 
