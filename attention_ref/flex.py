@@ -114,14 +114,14 @@ def softcap(cap: float) -> ScoreMod:
 def relative_bias(table: Tensor) -> ScoreMod:
     r"""Clipped relative positions after Shaw et al., as one scalar bias per head and offset.
 
-    $$s'_{h,q,kv} = s_{h,q,kv} + T_{h,\ \mathrm{clip}(kv - q,\,-M,\,M) + M}$$
+    $$s'_{h,q,kv} = s_{h,q,kv} + T_{h,\ \mathrm{clip}(kv - q,\,-R,\,R) + R}$$
 
-    ``table`` holds one bias per head for each offset ``-M .. M``; keys further than ``M``
-    away share the bias of ``±M``. The table is captured, not copied: gradients of the
+    ``table`` holds one bias per head for each offset ``-R .. R``; keys further than ``R``
+    away share the bias of ``±R``. The table is captured, not copied: gradients of the
     attention reach it, so it can be an ``nn.Parameter``.
 
     Args:
-        table: ``(H, 2M + 1)``, floating; column ``M`` is offset 0.
+        table: ``(H, 2R + 1)``, floating; column ``R`` is offset 0.
 
     Returns:
         A ``score_mod(score, b, h, q_idx, kv_idx)``.
@@ -133,7 +133,7 @@ def relative_bias(table: Tensor) -> ScoreMod:
     Examples:
         >>> import torch
         >>> from attention_ref.mask_mods import relative_bias
-        >>> table = torch.tensor([[-1.0, 0.0, 1.0]])  # H=1, M=1: offsets -1, 0, 1
+        >>> table = torch.tensor([[-1.0, 0.0, 1.0]])  # H=1, R=1: offsets -1, 0, 1
         >>> q, kv = torch.arange(4)[:, None], torch.arange(4)
         >>> relative_bias(table)(torch.zeros(4, 4), 0, 0, q, kv)  # offsets clipped to ±1
         tensor([[ 0.,  1.,  1.,  1.],
@@ -144,13 +144,13 @@ def relative_bias(table: Tensor) -> ScoreMod:
     check_tensor("table", table)
     if table.dim() != 2 or table.size(1) % 2 == 0:
         raise ValueError(
-            f"table: expected a shape (H, 2M + 1), an odd number of offsets, got "
+            f"table: expected a shape (H, 2R + 1), an odd number of offsets, got "
             f"{tuple(table.shape)}"
         )
-    M = table.size(1) // 2
+    R = table.size(1) // 2
 
     def score_mod(score: Tensor, b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
-        offset = torch.clamp(kv_idx - q_idx, -M, M) + M  # the column of kv - q
+        offset = torch.clamp(kv_idx - q_idx, -R, R) + R  # the column of kv - q
         return score + table[h, offset]
 
     return score_mod

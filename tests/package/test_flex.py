@@ -368,7 +368,7 @@ def test_the_package_exports_flex_reference():
         (
             lambda: relative_bias(torch.zeros(5)),
             ValueError,
-            r"table: expected a shape \(H, 2M \+ 1\).*got \(5,\)",
+            r"table: expected a shape \(H, 2R \+ 1\).*got \(5,\)",
         ),
         (
             lambda: relative_bias(torch.zeros(2, 4)),
