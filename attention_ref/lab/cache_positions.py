@@ -9,8 +9,9 @@ every distance then stays below ``s + W``.
 
 ``generate_with_cache_positions`` decodes a ``TinyDecoder`` the second way, to set beside
 ``generate(..., cache_window=W, sink_tokens=s)``, the first way. Each layer holds the inputs
-of its held tokens (the keys and values before rotation are linear maps of them) and runs
-itself over them and the new token, at positions ``0 .. S``.
+of its held tokens (the keys and values before rotation are computed from them token by token:
+an RMSNorm, then a linear map) and runs itself over them and the new token, at positions
+``0 .. S``.
 
 Shape legend (batch-first): N batch, L tokens, S tokens held, E d_model, V vocabulary size.
 """
