@@ -99,7 +99,7 @@ TEXT: dict[str, dict[str, Any]] = {
             "row's softmax and its share is dropped: the rows sum to less than 1.",
         },
         "encodings": {
-            "none": "no positions (only the causal mask tells them apart)",
+            "none": "no positions (only the causal mask tells the positions apart)",
             "sinusoidal": "sinusoidal positions added to the embeddings",
             "learned": "learned position embeddings",
             "rope": "RoPE inside the attention",
@@ -133,7 +133,7 @@ TEXT: dict[str, dict[str, Any]] = {
         "sentence_sep": "",
         "comma": "，",
         "label_sep": "。",
-        "help": "把指针移到格子上或轻触格子即可查看，或用 Tab 聚焦热力图后按方向键移动；"
+        "help": "把指针移到格子上、轻触格子，或用 Tab 聚焦热力图后按方向键移动，即可查看各个权重；"
         "Home 和 End 跳到这一行的第一个和最后一个键。",
         "heatmap": "热力图",
         "grid": "注意力权重：查询在左侧，键在顶部",
@@ -141,8 +141,8 @@ TEXT: dict[str, dict[str, Any]] = {
         "views": {
             "toy": "玩具模型：前一个词元与镜像位置的词元",
             "none": "位置实验：无位置信息",
-            "sinusoidal": "位置实验：正弦位置",
-            "learned": "位置实验：可学习位置",
+            "sinusoidal": "位置实验：正弦位置编码",
+            "learned": "位置实验：可学习的位置嵌入",
             "rope": "位置实验：RoPE",
             "decoder": "计数解码器（两层）",
             "causal": "因果掩码 + ALiBi",
