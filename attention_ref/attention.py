@@ -183,7 +183,7 @@ def scaled_dot_product_attention(
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
         sinks: One learned sink logit per head, broadcastable to ``(..., H)`` (gpt-oss):
             each row's softmax also counts it, so the weights sum to less than 1 and a
-            query may attend to nothing; as in
+            query may give almost all its weight to the sink; as in
             [`attention_weights`][attention_ref.attention_weights].
 
     Returns:

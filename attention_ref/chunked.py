@@ -1,6 +1,6 @@
 """Exact attention in blocks, with the online softmax: the L×S matrix never exists.
 
-For each tile of queries, the keys are visited one block at a time. A running row maximum
+For each block of queries, the keys are visited one block at a time. A running row maximum
 ``m``, a running row sum ``l`` and a running output ``acc`` are kept; when a block raises the
 maximum, what came before is rescaled by ``exp(m_old - m_new)``. After the last block
 ``acc / l`` is exactly ``softmax(Q K^T * scale + M) V`` (Milakov & Gimelshein 2018; the same
@@ -29,7 +29,7 @@ Shape legend (batch-first, as ``torch.nn.functional.scaled_dot_product_attention
     L: query length          S: key/value length
     D: query/key width (d_k) Dv: value width (d_v)
     B: all batch dimensions flattened into one (N·H)
-    b_q, b_k: query tile and key block sizes (``block_size``)
+    b_q, b_k: query block and key block sizes (``block_size``)
 
 Masks follow PyTorch SDPA: a **boolean** mask is True where a query **may attend**; a
 **floating** mask is **added** to the scores (0 keeps, -inf removes).
@@ -69,7 +69,7 @@ from .tile_plan import (
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "chunked_attention"]
 
-#: (query tile b_q, key block b_k), chosen by measurement at N=1, H=4, D=64,
+#: (query block b_q, key block b_k), chosen by measurement at N=1, H=4, D=64,
 #: n=8192, float32 on a 2-core AVX-512 CPU, five interleaved runs against
 #: PyTorch's SDPA. Time relative to SDPA: 768 × 512 1.06×, 512 × 512 1.12×,
 #: 1024 × 512 1.10×, 256 × 512 1.16×, 2048 × 512 1.3×. The block is
@@ -87,7 +87,7 @@ class _Tiling(NamedTuple):
 
     batch: torch.Size  # the batch dimensions, flattened into B
     scale: float
-    b_q: int  # queries per tile
+    b_q: int  # queries per block
     b_k: int  # keys per block
     plan: Plan  # the tiles visited (the empty ones never are) and what each keeps
     score_mod: ScoreMod | None = None  # changes each tile's scores (natural units)
@@ -270,7 +270,7 @@ def _backward(
     p_buffer, dp_buffer = q.new_empty(size), q.new_empty(size)
     for rows, blocks in tiling.plan.tiles:
         q_tile, do = q[:, rows], d_out[:, rows]  # (B, b_q, D), (B, b_q, Dv)
-        dq_tile = torch.zeros_like(q_tile)  # this tile's dQ, summed over the key blocks
+        dq_tile = torch.zeros_like(q_tile)  # this query block's dQ, summed over the key blocks
         for cols in blocks:
             # --8<-- [start:block]
             scores = _scores(q, k_t, attn_mask, rows, cols, tiling, p_buffer, lse)  # s - lse
@@ -363,9 +363,10 @@ def chunked_attention(
             ``q_offset``, keys ``0..q_offset + i``); key blocks entirely above the diagonal are
             skipped. Not allowed with ``attn_mask``; allowed with ``mask_mod`` (both apply).
         scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
-        block_size: ``(b_q, b_k)``, the query tile and key block sizes, or one int for both.
-            Any positive sizes give the same result; they need not divide L or S. Default:
-            a plan's, else ``DEFAULT_BLOCK_SIZE``. Smaller tiles fit a local mask better.
+        block_size: ``(b_q, b_k)``, the query block and key block sizes, or one int for
+            both. Any positive sizes give the same result up to rounding; they need not divide
+            L or S. Default: a plan's, else ``attention_ref.chunked.DEFAULT_BLOCK_SIZE``,
+            (768, 512). Smaller tiles fit a local mask better.
         enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
         mask_mod: A mask function ``mask_mod(b, h, q_idx, kv_idx) -> bool``, True where a
             query may attend (see ``attention_ref.mask_mods``), or its ``TilePlan`` for
@@ -398,7 +399,7 @@ def chunked_attention(
         >>> from attention_ref import scaled_dot_product_attention
         >>> gen = torch.Generator().manual_seed(0)
         >>> q, k, v = (torch.randn(2, 3, n, 4, generator=gen) for n in (5, 7, 7))
-        >>> out = chunked_attention(q, k, v, block_size=(2, 3))  # 3 tiles × 3 key blocks
+        >>> out = chunked_attention(q, k, v, block_size=(2, 3))  # 3 query blocks × 3 key blocks
         >>> out.shape
         torch.Size([2, 3, 5, 4])
         >>> torch.allclose(out, scaled_dot_product_attention(q, k, v), atol=1e-6)

@@ -89,10 +89,10 @@ def causal() -> MaskMod:
 def sliding_window(window: int, sink_tokens: int = 0) -> MaskMod:
     """Causal local attention: query ``q`` sees key ``kv`` when ``0 <= q - kv < window``.
 
-    The same rule as [`sliding_window_mask`][attention_ref.sliding_window_mask]: the query
-    itself and the ``window - 1`` keys before it, and with ``sink_tokens`` also the first
-    ``sink_tokens`` keys (sink tokens, StreamingLLM's "attention sinks"; what a rolling
-    ``KVCache`` keeps).
+    The same rule as [`sliding_window_mask`][attention_ref.sliding_window_mask] with
+    ``causal=True`` (its default): the query itself and the ``window - 1`` keys before it, and
+    with ``sink_tokens`` also the first ``sink_tokens`` keys (sink tokens, StreamingLLM's
+    "attention sinks"; what a rolling ``KVCache`` keeps).
     The package's one sliding-window rule: the rolling cache and the modules use it too.
 
     Args:
@@ -484,7 +484,8 @@ def create_mask(
 def block_sparsity(
     mask_mod: MaskMod, N: int, H: int, L: int, S: int, *, block_size: int | tuple[int, int] = 128
 ) -> float:
-    """The percentage of ``(block_size × block_size)`` tiles that the mask leaves empty.
+    """The percentage of the tiles of ``block_size`` (b × b, or b_q × b_k for a pair) that the
+    mask leaves empty.
 
     The scores are cut into ``ceil(L / b)`` by ``ceil(S / b)`` tiles per batch element and head
     (the last ones partial); a tile where the rule allows nothing need not be computed at all.

@@ -51,13 +51,13 @@ class MultiHeadAttention(nn.Module):
     Args:
         embed_dim: E, the model width (d_model).
         num_heads: H; must divide ``embed_dim`` unless ``head_dim`` is given.
-        dropout: Dropout probability on the attention weights, in training mode only.
+        dropout: Dropout probability in [0, 1) on the attention weights, in training mode only.
         bias: Add biases to the four projections.
         kdim: Width of ``key`` if not ``embed_dim`` (cross-attention).
         vdim: Width of ``value`` if not ``embed_dim``.
         num_kv_heads: H_kv (grouped-query attention), dividing H; default H, 1 is multi-query.
-        rope_base: RoPE with this base (10000 in Llama 2): a ``Rotary`` part after
-            ``qk_parts``, pairing ``2i, 2i + 1`` if ``rope_interleaved`` (GPT-J).
+        rope_base: RoPE with this base (10000 in Llama 2): a ``Rotary`` part after ``qk_parts``.
+        rope_interleaved: RoPE pairs ``2i, 2i + 1`` (GPT-J) if True, else ``i, i + D/2`` (Llama).
         qk_parts: Modules ``part(q, k, positions) -> (q, k)`` applied in order to every
             head's queries and keys (``attention_ref.qk_parts``: a norm, partial RoPE).
         output_gate: A module ``gate(heads, query) -> heads`` on the merged heads before
@@ -71,8 +71,8 @@ class MultiHeadAttention(nn.Module):
         sinks: If True, a learned sink logit per head (gpt-oss), 0 at first, in every row's softmax.
 
     Raises:
-        ValueError: On sizes that do not divide (E by H, H by H_kv), a bad ``rope_base``,
-            ``dropout`` outside [0, 1) or not 0 with ``attention_fn``, or ``sinks`` it cannot take.
+        ValueError: On sizes that do not divide (E by H, H by H_kv), a bad ``rope_base``, a bad
+            ``dropout``, or ``sinks=True`` with an ``attention_fn`` that takes no ``sinks``.
 
     Examples:
         >>> import torch

@@ -16,10 +16,11 @@ mask and sizes (every layer of a model), as FlexAttention users build one ``Bloc
 ``chunked_attention(q, k, v, mask_mod=plan_tiles(...))``.
 
 Every mask of ``chunked_attention`` becomes one plan, with the same two parts: ``tiles``, each
-row of query tiles with the blocks of keys it visits, and ``keep(rows, cols)``, what one tile
-keeps (``None``: all of it). ``plan_tiles`` plans a rule by evaluating it, ``plan_causal`` the
-causal triangle by arithmetic, ``DensePlan`` a boolean tensor (every tile, sliced), and
-``AndPlan`` both a rule's plan and a tensor: the tile loop never asks which kind it has.
+block of queries (a row of tiles) with the blocks of keys it visits, and ``keep(rows, cols)``,
+what one tile keeps (``None``: all of it). ``plan_tiles`` plans a rule by evaluating it,
+``plan_causal`` the causal triangle by arithmetic, ``DensePlan`` a boolean tensor (every tile,
+sliced), and ``AndPlan`` both a rule's plan and a tensor: the tile loop never asks which kind it
+has.
 
 Queries stand at positions ``q_offset + i`` (``L`` new queries after ``q_offset`` cached keys),
 as in ``attention_ref.mask_mods.create_mask``.
@@ -74,7 +75,8 @@ class TilePlan:
         mask_mod: The mask function.
         shape: ``(N, H, L, S)``.
         block_size: ``(b_q, b_k)``.
-        tiles: For each tile of query rows, its non-empty blocks of key columns (slices).
+        tiles: For each block of query rows (a row of tiles), its non-empty blocks of key
+            columns (slices).
         partial: ``(row start, column start)`` of the non-empty tiles the mask covers partly.
         skipped: The number of tiles left empty, never computed.
         q_offset: The position of the first query.
@@ -115,7 +117,7 @@ class DensePlan:
     Attributes:
         mask: Broadcastable to ``(*batch, L, S)``, True = may attend; or None.
         batch: The batch dimensions that are flattened into B.
-        tiles: Every tile of query rows with every block of keys.
+        tiles: Every block of query rows with every block of keys.
     """
 
     mask: Tensor | None
@@ -156,7 +158,7 @@ def mask_block(mask: Tensor, batch: torch.Size, rows: slice, cols: slice) -> Ten
 
 
 def every_tile(L: int, S: int, block_size: tuple[int, int]) -> Tiles:
-    """Each tile of query rows with every block of keys: what a plan without a rule visits."""
+    """Each block of query rows with every block of keys: what a plan without a rule visits."""
     b_q, b_k = block_size
     blocks = tuple(slice(j, min(j + b_k, S)) for j in range(0, S, b_k))
     return tuple((slice(i, min(i + b_q, L)), blocks) for i in range(0, L, b_q))
