@@ -43,8 +43,9 @@ def alibi(num_heads: int, *, scale: float = 1.0) -> ScoreMod:
 
     Args:
         num_heads: H, the number of (query) heads; ``h`` indexes them.
-        scale: c, multiplying every slope; 1 (BLOOM). Falcon adds ALiBi to ``q·k`` before
-            the scale ``1/sqrt(D)``, the same as slopes times ``1/sqrt(D)``: ``scale=D**-0.5``.
+        scale: c, multiplying every slope; default 1, as in BLOOM. Falcon adds ALiBi to
+            ``q·k`` before the scale ``1/sqrt(D)``, the same as slopes times ``1/sqrt(D)``:
+            ``scale=D**-0.5``.
 
     Returns:
         A ``score_mod(score, b, h, q_idx, kv_idx)``.

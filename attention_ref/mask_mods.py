@@ -227,12 +227,12 @@ def document(document_ids: Tensor | Sequence[int]) -> MaskMod:
 def chunked(chunk_size: int) -> MaskMod:
     """Chunked attention (Llama 4): causal inside fixed chunks of ``chunk_size`` positions.
 
-    The sequence is cut into chunks ``0..c-1``, ``c..2c-1``, ...; a query sees the keys of its
-    own chunk up to itself: ``q // c == kv // c`` and ``kv <= q``. Unlike a sliding window,
+    The sequence is cut into chunks ``0..C-1``, ``C..2C-1``, ...; a query sees the keys of its
+    own chunk up to itself: ``q // C == kv // C`` and ``kv <= q``. Unlike a sliding window,
     the first query of each chunk sees only itself.
 
     Args:
-        chunk_size: c, the positions per chunk; at least 1.
+        chunk_size: C, the positions per chunk; at least 1.
 
     Returns:
         A ``mask_mod(b, h, q_idx, kv_idx)``.
