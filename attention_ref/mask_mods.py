@@ -225,7 +225,9 @@ def document(document_ids: Tensor | Sequence[int]) -> MaskMod:
 
 
 def chunked(chunk_size: int) -> MaskMod:
-    """Chunked attention (Llama 4): causal inside fixed chunks of ``chunk_size`` positions.
+    """Llama 4's chunked attention mask: causal inside fixed chunks of ``chunk_size`` positions.
+
+    Not ``chunked_attention``, which computes any mask block by block.
 
     The sequence is cut into chunks ``0..C-1``, ``C..2C-1``, ...; a query sees the keys of its
     own chunk up to itself: ``q // C == kv // C`` and ``kv <= q``. Unlike a sliding window,
