@@ -82,7 +82,7 @@ class MultiHeadLatentAttention(nn.Module):
     positions (RoPE) go to a separate ``qk_rope_head_dim``-wide part of the query and to one rotary
     key $k^R$ shared by all heads. The queries come from $h_t$ directly (``q_proj``) or, with
     ``q_lora_rank``, through a low-rank latent of their own ($W^{DQ}$, an RMSNorm, $W^{UQ}$).
-    The RMSNorm after each latent is from the paper's §3.1.2 (its §2.1 equations omit it).
+    The RMSNorm after each latent is from DeepSeek-V2's §3.1.2 (its §2.1 equations omit it).
     Submodules are named as in DeepSeek's checkpoints and Hugging Face's ``DeepseekV3Attention``:
     ``q_proj`` or ``q_a_proj``, ``q_a_layernorm``, ``q_b_proj``; ``kv_a_proj_with_mqa`` ($W^{DKV}$
     and $W^{KR}$ stacked), ``kv_a_layernorm``, ``kv_b_proj`` ($W^{UK}_i$ and $W^{UV}_i$ of every

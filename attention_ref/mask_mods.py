@@ -93,7 +93,8 @@ def sliding_window(window: int, sink_tokens: int = 0) -> MaskMod:
     ``causal=True`` (its default): the query itself and the ``window - 1`` keys before it, and
     with ``sink_tokens`` also the first ``sink_tokens`` keys (sink tokens, StreamingLLM's
     "attention sinks"; what a rolling ``KVCache`` keeps).
-    The package's one sliding-window rule: the rolling cache and the modules use it too.
+    A rolling ``KVCache``'s ``rule()`` is this function, so a module decoding with a rolling
+    cache masks with it.
 
     Args:
         window: How many keys a query sees at most, besides the sink tokens; at least 1.
@@ -491,9 +492,10 @@ def block_sparsity(
 
     The scores are cut into ``ceil(L / b)`` by ``ceil(S / b)`` tiles per batch element and head
     (the last ones partial); a tile where the rule allows nothing need not be computed at all.
-    Tiles are counted per (b, h), as PyTorch does; ``attention_ref.tile_plan.plan_tiles``
-    walks the same tiles but skips one only where it is empty for every (b, h), since
-    ``chunked_attention`` computes all heads of a tile together.
+    Tiles are counted per batch element and head, as PyTorch does;
+    ``attention_ref.tile_plan.plan_tiles`` walks the same tiles but skips one only where it is
+    empty for every batch element and head, since ``chunked_attention`` computes all heads of a
+    tile together.
     This is what ``BlockMask.sparsity()`` of PyTorch's ``create_block_mask`` reports when
     ``L`` and ``S`` are multiples of the block size. Otherwise PyTorch divides the area of
     whole tiles by ``N·H·L·S`` and can report a negative percentage.

@@ -7,7 +7,8 @@ to five masks at once: the caller's ``attn_mask`` tensor, ``is_causal``, the cal
 the queries of a call stand at ``q_offset + i``, where ``q_offset = kv_cache.tokens_seen`` before
 the call (0 without a cache), and each key at its own position, ``kv_cache.positions`` (under a
 rolling cache not its slot). ``gather`` ANDs the rules into one, read per key slot, so that each
-call gives its queries the same rows that one forward pass over the whole sequence would.
+call gives its queries the same rows that one forward pass over the whole sequence would give
+under the same rules (a rolling cache's window included).
 ``call_kernel`` then hands the kernel either that rule (a kernel whose signature takes
 ``mask_mod`` and ``q_offset``, such as ``chunked_attention``: it skips the tiles the rule leaves
 empty) or one dense mask (any other kernel, and the default).
