@@ -180,7 +180,7 @@ def _scores(
     out = buffer[: math.prod(shape)].view(shape)  # the last blocks may be smaller
     bias = None  # a floating mask's block, added to the scores
     if attn_mask is not None and attn_mask.is_floating_point():
-        bias = mask_block(attn_mask, tiling.batch, rows, cols)  # (B or 1, b_q, b_k)
+        bias = mask_block(attn_mask, tiling.batch, rows, cols)  # (B, b_q or 1, b_k or 1)
     alpha = tiling.scale * _LOG2_E
     if tiling.score_mod is not None:  # it sees scale · q kᵀ, natural units: convert after
         scores = torch.bmm(q_tile, k_block, out=out).mul_(tiling.scale)

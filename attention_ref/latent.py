@@ -80,8 +80,8 @@ class MultiHeadLatentAttention(nn.Module):
     Here $h_t$ is the layer's input at position $t$ (DeepSeek's notation) and $i$ the head. Every
     head's key and value come from one latent $c^{KV}$ of ``kv_lora_rank`` numbers per token;
     positions (RoPE) go to a separate ``qk_rope_head_dim``-wide part of the query and to one rotary
-    key $k^R$ shared by all heads. The queries come from $h_t$ directly (``q_proj``) or, with
-    ``q_lora_rank``, through a low-rank latent of their own ($W^{DQ}$, an RMSNorm, $W^{UQ}$).
+    key $k^R$ shared by all heads. Each query's parts $q^C_{t,i}$ and $q^R_{t,i}$ come from $h_t$
+    (``q_proj``) or, with ``q_lora_rank``, from a latent ($W^{DQ}$, an RMSNorm, ``q_b_proj``).
     The RMSNorm after each latent is from DeepSeek-V2's §3.1.2 (its §2.1 equations omit it).
     Submodules are named as in DeepSeek's checkpoints and Hugging Face's ``DeepseekV3Attention``:
     ``q_proj`` or ``q_a_proj``, ``q_a_layernorm``, ``q_b_proj``; ``kv_a_proj_with_mqa`` ($W^{DKV}$

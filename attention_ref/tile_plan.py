@@ -9,11 +9,12 @@ mask inside. ``plan_tiles`` sorts the tiles into these three kinds, like the ``B
 PyTorch's ``create_block_mask``, but with one grid for the whole batch and all heads, which are
 computed together (a ``BlockMask`` sorts the tiles of each sequence and head).
 
-Sorting the tiles is exact: it calls ``mask_mod`` on every index once (a row of tiles at a
-time, never on all of (L, S) at once), an elementwise pass over L·S that costs a fraction of
-what the skipped tiles save. So build the plan once and pass it to every call with the same
-mask and sizes (every layer of a model), as FlexAttention users build one ``BlockMask``:
-``chunked_attention(q, k, v, mask_mod=plan_tiles(...))``.
+Sorting the tiles is exact: it calls ``mask_mod`` on every (query, key) pair once (a row of
+tiles, or part of one, at a time; for each batch element and head if the rule reads them), a
+pass whose cost is of the order of one forward pass (the cost page measures it). So build the
+plan once, ``plan = plan_tiles(...)``, and pass ``chunked_attention(q, k, v, mask_mod=plan)`` to
+every call with the same mask, sizes, block size and ``q_offset`` (every layer of one forward
+pass), as FlexAttention users build one ``BlockMask``.
 
 Every mask of ``chunked_attention`` becomes one plan, with the same two parts: ``tiles``, each
 block of queries (a row of tiles) with the blocks of keys it visits, and ``keep(rows, cols)``,
@@ -125,7 +126,7 @@ class DensePlan:
     tiles: Tiles
 
     def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
-        """The mask's block for one tile: (B or 1, b_q, b_k), only it expanded."""
+        """The mask's block for one tile, (B, b_q or 1, b_k or 1); only this block is expanded."""
         return None if self.mask is None else mask_block(self.mask, self.batch, rows, cols)
 
 
@@ -148,13 +149,13 @@ class AndPlan:
 
 def mask_block(mask: Tensor, batch: torch.Size, rows: slice, cols: slice) -> Tensor:
     """The part of a mask broadcastable to (*batch, L, S) that covers one tile:
-    (B or 1, b_q, b_k). Only this block is ever expanded (a view where the mask broadcasts over
+    (B, b_q or 1, b_k or 1). Only this block is ever expanded (a view where the mask broadcasts over
     all of ``batch``, a block-sized copy otherwise), never the mask to (..., L, S)."""
     rows = rows if mask.size(-2) > 1 else slice(None)
     cols = cols if mask.size(-1) > 1 else slice(None)
     block = mask[..., rows, cols]
     block = block.expand(*batch, *block.shape[-2:])  # (..., b_q, b_k), a view
-    return block.reshape(-1, *block.shape[-2:])  # (B or 1, b_q, b_k)
+    return block.reshape(-1, *block.shape[-2:])  # (B, b_q or 1, b_k or 1)
 
 
 def every_tile(L: int, S: int, block_size: tuple[int, int]) -> Tiles:
@@ -244,7 +245,8 @@ def plan_causal(
     """``plan_tiles(causal(), ...)`` worked out by arithmetic, without evaluating the rule.
 
     Query ``i`` (at position ``q_offset + i``) sees keys ``0 .. q_offset + i``: the blocks
-    entirely after a tile's last query are empty, those entirely before its first are full.
+    entirely after a tile's last query are empty, those whose last key is at or before its first
+    query are full.
 
     Args:
         N: The batch size.
