@@ -82,7 +82,8 @@ def attention_weights(
             usually ``(H,)``. Each row's softmax runs over its scores and its head's sink
             $z_{\text{sink}}$, whose share is then dropped:
             $A_{ij} = e^{z_{ij}} / (e^{z_{\text{sink}}} + \sum_{j'} e^{z_{ij'}})$, with
-            $z_{ij}$ the scaled (and masked) scores.
+            $z_{ij}$ the scaled (and masked) scores. Not the sink tokens of a rolling
+            ``KVCache`` (``sink_tokens``), which are kept keys.
 
     Returns:
         ``(..., L, S)``: each row sums to 1 (less than 1 with ``sinks``), or is all zeros

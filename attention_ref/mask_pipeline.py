@@ -86,7 +86,7 @@ def gather(
     Examples:
         >>> import torch
         >>> from attention_ref.mask_pipeline import gather
-        >>> def last_three(b, h, q_idx, kv_idx):  # the query and the 2 keys before it
+        >>> def last_three(b, h, q_idx, kv_idx):  # with causal: the query and the 2 keys before it
         ...     return q_idx - kv_idx < 3
         >>> masks = gather((1, 1, 2, 6), None, True, last_three, q_offset=4)  # 2 after 4
         >>> masks.is_causal, masks.q_offset  # causal is now part of the rule
