@@ -1,5 +1,7 @@
 """Multi-head latent attention (MLA, DeepSeek-V2 §2.1): keys and values from one small latent.
 
+With the RMSNorm of DeepSeek-V2's §3.1.2 and the released checkpoints (§2.1 has none):
+
 c^KV = RMSNorm(W^DKV h),  k^C_i = W^UK_i c^KV,  v^C_i = W^UV_i c^KV,  k^R = RoPE(W^KR h)
 q_i = [q^C_i, RoPE(q^R_i)],  k_i = [k^C_i, k^R],  o_i = softmax(q_i k_i^T * scale) v^C_i
 
