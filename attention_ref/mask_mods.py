@@ -5,7 +5,7 @@ This is how PyTorch's FlexAttention (``torch.nn.attention.flex_attention``) and 
 ``b``, head ``h``, query ``q_idx`` and key ``kv_idx``, whether the query may attend to the key.
 Each function here returns such a rule. The rules use tensor operations only (no Python ``if``
 on a value, no ``.item()``), so they work on index tensors of any broadcastable shape and
-PyTorch's own ``create_mask`` and ``create_block_mask`` accept them unchanged (its
+PyTorch's own ``create_mask`` and ``create_block_mask`` accept them unchanged (PyTorch's
 ``flex_attention`` takes ``block_mask=create_block_mask(rule, ...)``).
 
 A rule sees indices only, so it is aligned top-left: query 0 is position 0. For queries that
@@ -487,18 +487,18 @@ def create_mask(
 def block_sparsity(
     mask_mod: MaskMod, N: int, H: int, L: int, S: int, *, block_size: int | tuple[int, int] = 128
 ) -> float:
-    """The percentage of the tiles of ``block_size`` (b × b, or b_q × b_k for a pair) that the
-    mask leaves empty.
+    """The percentage of the tiles (b_q × b_k, from ``block_size``) that the mask leaves empty.
 
-    The scores are cut into ``ceil(L / b)`` by ``ceil(S / b)`` tiles per batch element and head
+    The scores are cut into ``ceil(L / b_q)`` by ``ceil(S / b_k)`` tiles per batch element and head
     (the last ones partial); a tile where the rule allows nothing need not be computed at all.
     Tiles are counted per batch element and head, as PyTorch does;
     ``attention_ref.tile_plan.plan_tiles`` walks the same tiles but skips one only where it is
     empty for every batch element and head, since ``chunked_attention`` computes all heads of a
     tile together.
     This is what ``BlockMask.sparsity()`` of PyTorch's ``create_block_mask`` reports when
-    ``L`` and ``S`` are multiples of the block size. Otherwise PyTorch divides the area of
-    whole tiles by ``N·H·L·S`` and can report a negative percentage.
+    ``L`` and ``S`` are multiples of the block size. Otherwise PyTorch counts each computed tile
+    at its full block area, partial ones too, divides by ``N·H·L·S``, and can report a
+    negative percentage.
 
     Args:
         mask_mod: The rule, ``mask_mod(b, h, q_idx, kv_idx) -> bool``.
@@ -506,7 +506,7 @@ def block_sparsity(
         H: The number of heads.
         L: The number of queries.
         S: The number of keys.
-        block_size: b, the tile's side, or a pair ``(b_q, b_k)``.
+        block_size: The tile's side (b_q = b_k), or a pair ``(b_q, b_k)``.
 
     Returns:
         A float from 0 (every tile computed) to 100 (none).
