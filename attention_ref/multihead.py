@@ -57,7 +57,7 @@ class MultiHeadAttention(nn.Module):
         vdim: Width of ``value`` if not ``embed_dim``.
         num_kv_heads: H_kv (grouped-query attention), dividing H; default H, 1 is multi-query.
         rope_base: RoPE with this base (10000 in Llama 2): a ``Rotary`` part after ``qk_parts``.
-        rope_interleaved: RoPE pairs ``2i, 2i + 1`` (GPT-J) if True, else ``i, i + D/2`` (Llama).
+        rope_interleaved: RoPE pairs ``2i, 2i + 1`` (GPT-J) if True, else ``i, i + D/2`` (GPT-NeoX).
         qk_parts: Modules ``part(q, k, positions) -> (q, k)`` applied in order to every
             head's queries and keys (``attention_ref.qk_parts``: a norm, partial RoPE).
         output_gate: A module ``gate(heads, query) -> heads`` on the merged heads before

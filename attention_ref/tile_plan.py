@@ -11,7 +11,8 @@ computed together (a ``BlockMask`` sorts the tiles of each sequence and head).
 
 Sorting the tiles is exact: it calls ``mask_mod`` on every (query, key) pair once (a row of
 tiles, or part of one, at a time; for each batch element and head if the rule reads them), a
-pass whose cost is of the order of one forward pass (the cost page measures it). So build the
+pass whose cost is of the order of one forward pass (measured on the cost page, "Skipping
+masked tiles"). So build the
 plan once, ``plan = plan_tiles(...)``, and pass ``chunked_attention(q, k, v, mask_mod=plan)`` to
 every call with the same mask, sizes, block size and ``q_offset`` (every layer of one forward
 pass), as FlexAttention users build one ``BlockMask``.
