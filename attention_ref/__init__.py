@@ -1,7 +1,8 @@
 """attention_ref: the attention mechanism in small, readable PyTorch, tested against PyTorch.
 
 Shape legend used throughout: N batch, H heads, L query length, S key/value length,
-E model width (d_model), D per-head width (d_k = E / H), Dv the value width where it differs.
+E model width (d_model), D per-head width (d_k; E / H unless a head width is given),
+Dv the value width where it differs, H_kv key/value heads (grouped-query attention).
 The attention functions work on one head's queries and keys, so their last dimension is D.
 """
 

@@ -77,7 +77,7 @@ def attention_weights(
             corner, as in PyTorch, also when ``L != S``). Not allowed with ``attn_mask``.
         scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
         enable_gqa: Let ``key`` have fewer heads (dimension -3) than ``query``; each key head
-            then serves ``H_q / H_kv`` consecutive query heads.
+            then serves ``H / H_kv`` consecutive query heads.
         sinks: Learned sink logits (gpt-oss): one per head, broadcastable to ``(..., H)``,
             usually ``(H,)``. Each row's softmax runs over its scores and its head's sink
             $z_{\text{sink}}$, whose share is then dropped:

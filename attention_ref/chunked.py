@@ -373,7 +373,9 @@ def chunked_attention(
             these sizes. The tiles it leaves empty are skipped in both passes. 4-D inputs
             ``(N, H, L, D)``: ``b`` and ``h`` index N and the query heads. Build the plan
             once with ``attention_ref.tile_plan.plan_tiles`` to reuse it: planning calls
-            the function on every index. With ``attn_mask``, a key must pass both.
+            the function on every index (with ``is_causal`` too, a plan's rule is planned
+            again, with causal: put causality in the rule to reuse the plan). With
+            ``attn_mask``, a key must pass both.
         score_mod: ``score_mod(score, b, h, q_idx, kv_idx)``, the new score, applied to
             ``scale · q kᵀ`` before the masks (4-D inputs). Gradients also reach the tensors
             it uses that require them (``relative_bias``'s table).

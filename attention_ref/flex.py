@@ -197,12 +197,12 @@ def flex_reference(
       \end{aligned}$$
 
     The scores, then ``score_mod``, then the mask, then the softmax over the keys the mask
-    keeps. A query that the mask
-    leaves no key gets zeros (SDPA's convention) and a log-sum-exp of ``-inf``. Both
-    functions are called once, on index tensors that broadcast to (N, H, L, S) (see
-    [`create_mask`][attention_ref.create_mask]); ``h`` is the query head. Everything is
-    differentiable, also the tensors a ``score_mod`` captures (``relative_bias``'s table).
-    PyTorch's ``flex_attention`` takes the mask as a ``BlockMask``:
+    keeps (with ``enable_gqa``, K and V are indexed by the query head's key/value head). A
+    query that the mask leaves no key gets zeros (SDPA's convention) and a log-sum-exp of
+    ``-inf``. Both functions are called once, on index tensors that broadcast to
+    (N, H, L, S) (see [`create_mask`][attention_ref.create_mask]); ``h`` is the query head.
+    Everything is differentiable, also the tensors a ``score_mod`` captures
+    (``relative_bias``'s table). PyTorch's ``flex_attention`` takes the mask as a ``BlockMask``:
     ``block_mask=create_block_mask(mask_mod, N, H, L, S)``.
 
     Args:

@@ -184,7 +184,7 @@ class KVCache(_TokenCache):
 
     @property
     def key(self) -> Tensor | None:
-        """The keys held, ``(N, H_kv, S, D)``, after rotary positions; None before the first."""
+        """The keys held, ``(N, H_kv, S, D)``, with RoPE applied; None before the first update."""
         return self.held[0] if self.held else None
 
     @property
@@ -195,9 +195,9 @@ class KVCache(_TokenCache):
     def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new tokens' ``key`` and ``value``, ``(N, H_kv, L, D)``.
 
-        With a ``window``, the cache trims itself to its first ``sink_tokens`` and last
-        ``window`` entries *after* returning: the new queries attend over the held keys and
-        all ``L`` new ones, under ``visible``'s rule.
+        With a ``window``, it returns every held and new entry, then keeps only its first
+        ``sink_tokens`` and last ``window`` entries for the next call: the new queries attend
+        over the held keys and all ``L`` new ones, under ``visible``'s rule.
 
         Returns:
             The held tokens, then the new ones: ``(N, H_kv, S + L, D)`` each, at the

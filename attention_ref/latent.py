@@ -89,7 +89,7 @@ class MultiHeadLatentAttention(nn.Module):
     ``q_proj`` or ``q_a_proj``, ``q_a_layernorm``, ``q_b_proj``; ``kv_a_proj_with_mqa`` ($W^{DKV}$
     and $W^{KR}$ stacked), ``kv_a_layernorm``, ``kv_b_proj`` ($W^{UK}_i$ and $W^{UV}_i$ of every
     head stacked), ``o_proj``. A checkpoint layer's attention weights load with
-    ``load_state_dict(..., strict=True)``.
+    ``load_state_dict(..., strict=True)``; the outputs match with rope scaling off (no YaRN).
 
     Masks use PyTorch SDPA's convention: boolean True = **may attend**
     (``nn.MultiheadAttention`` means the opposite). float16 and bfloat16 run the

@@ -15,7 +15,7 @@ come after cached keys, ``create_mask(..., q_offset=...)`` passes ``q_idx + q_of
   ``dilated_sliding_window``, ``padding``;
 - combinators: ``and_masks``, ``or_masks``, ``not_mask``;
 - ``create_mask``: the rule as a bool (N, H, L, S) tensor;
-- ``block_sparsity``: the percentage of (block_size × block_size) tiles the rule leaves empty;
+- ``block_sparsity``: the percentage of (b_q × b_k) tiles the rule leaves empty;
 - from ``attention_ref.flex``: the score functions ``alibi``, ``softcap``, ``relative_bias``
   and ``flex_reference``, FlexAttention's semantics in plain PyTorch.
 
@@ -190,14 +190,14 @@ def document(document_ids: Tensor | Sequence[int]) -> MaskMod:
     position ``q`` of the same ids, so the queries must be positions of the packed sequence.
 
     Args:
-        document_ids: The document of each position, an integer tensor ``(S,)`` for the whole
-            batch or ``(N, S)`` for one packing per sequence.
+        document_ids: The document of each position, an integer tensor or list: ``(S,)``
+            for the whole batch or ``(N, S)`` for one packing per sequence.
 
     Returns:
         A ``mask_mod(b, h, q_idx, kv_idx)``.
 
     Raises:
-        TypeError: If ``document_ids`` is not an integer tensor.
+        TypeError: If ``document_ids`` is not an integer tensor or list of ints.
         ValueError: If it is not 1-D or 2-D, or has a negative id.
 
     Examples:
@@ -302,7 +302,7 @@ def dilated_sliding_window(window: int, dilation: int) -> MaskMod:
 def padding(lengths: Tensor | Sequence[int]) -> MaskMod:
     """Right padding: the keys at or past each sequence's length are masked, ``kv < lengths[b]``.
 
-    The function of [`padding_mask`][attention_ref.padding_mask]. A query that is itself
+    [`padding_mask`][attention_ref.padding_mask] as a mask function. A query that is itself
     padding still sees the real keys; its output is ignored downstream.
 
     Args:

@@ -41,7 +41,7 @@ class MultiHeadAttention(nn.Module):
     r"""Multi-head attention, batch-first, with PyTorch's argument names.
 
     $$\operatorname{MultiHead}(Q, K, V) = \operatorname{Concat}(\mathrm{head}_1, \dots,
-      \mathrm{head}_h) W^O,\quad \mathrm{head}_i = \operatorname{Attention}(QW_i^Q, KW_i^K,
+      \mathrm{head}_H) W^O,\quad \mathrm{head}_i = \operatorname{Attention}(QW_i^Q, KW_i^K,
       VW_i^V)$$
 
     The heads' $W_i^Q$ sit side by side in one ``q_proj``. Masks use SDPA's convention,

@@ -17,7 +17,8 @@ plan once, ``plan = plan_tiles(...)``, and pass ``chunked_attention(q, k, v, mas
 every call with the same mask, sizes, block size and ``q_offset`` (every layer of one forward
 pass), as FlexAttention users build one ``BlockMask``.
 
-Every mask of ``chunked_attention`` becomes one plan, with the same two parts: ``tiles``, each
+Every boolean mask and mask function of ``chunked_attention`` becomes one plan (a floating
+mask is added to the scores instead), with the same two parts: ``tiles``, each
 block of queries (a row of tiles) with the blocks of keys it visits, and ``keep(rows, cols)``,
 what one tile keeps (``None``: all of it). ``plan_tiles`` plans a rule by evaluating it,
 ``plan_causal`` the causal triangle by arithmetic, ``DensePlan`` a boolean tensor (every tile,
