@@ -185,7 +185,8 @@ def scaled_dot_product_attention(
         sinks: One learned sink logit per head, broadcastable to ``(..., H)`` (gpt-oss):
             each row's softmax also counts it, so the weights sum to less than 1 and a
             query may give almost all its weight to the sink; as in
-            [`attention_weights`][attention_ref.attention_weights].
+            [`attention_weights`][attention_ref.attention_weights]. PyTorch's SDPA has no
+            ``sinks``.
 
     Returns:
         ``(..., L, Dv)``. float16 and bfloat16 inputs are computed in float32 (softmax and

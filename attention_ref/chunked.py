@@ -372,10 +372,11 @@ def chunked_attention(
             query may attend (see ``attention_ref.mask_mods``), or its ``TilePlan`` for
             these sizes. The tiles it leaves empty are skipped in both passes. 4-D inputs
             ``(N, H, L, D)``: ``b`` and ``h`` index N and the query heads. Build the plan
-            once with ``attention_ref.tile_plan.plan_tiles`` to reuse it: planning calls
-            the function on every index (with ``is_causal`` too, a plan's rule is planned
-            again, with causal: put causality in the rule to reuse the plan). With
-            ``attn_mask``, a key must pass both.
+            once with ``attention_ref.tile_plan.plan_tiles`` and pass it to every call:
+            planning calls the function on every index. A plan passed with ``is_causal=True``
+            is not reused (its rule is ANDed with causal and planned again); for a causal
+            plan, build it from ``and_masks(causal(), rule)``. With ``attn_mask``, a key must
+            pass both.
         score_mod: ``score_mod(score, b, h, q_idx, kv_idx)``, the new score, applied to
             ``scale · q kᵀ`` before the masks (4-D inputs). Gradients also reach the tensors
             it uses that require them (``relative_bias``'s table).
@@ -389,7 +390,7 @@ def chunked_attention(
     Raises:
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
             with ``attn_mask``, inputs that are not 4-D with ``mask_mod`` or ``score_mod``, a
-            plan made for other sizes or another ``q_offset``, a block size below 1 or a
+            plan made for other sizes, block size or ``q_offset``, a block size below 1 or a
             negative ``q_offset``.
         TypeError: On non-floating inputs, mixed dtypes, an integer mask or a non-int block size.
         RuntimeError: In the backward pass, if a second derivative is asked for

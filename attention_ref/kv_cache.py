@@ -83,10 +83,10 @@ class _TokenCache:
     def visible(self, query_positions: Tensor) -> Tensor:
         """Which of the keys the last ``update`` returned each query may see.
 
-        Key ``j`` (its position in ``cache.positions``) is visible to the query at position
-        ``t`` when ``j <= t`` (causal) and, with a ``window`` ``W``, also ``j <
-        sink_tokens`` or ``t - j < W``: ``rule()`` on those positions. Without a window this
-        is the bottom-right-aligned causal mask.
+        The key at position ``j`` (its entry in ``cache.positions``, not its slot) is visible
+        to the query at position ``t`` when ``j <= t`` (causal) and, with a ``window`` ``W``,
+        also ``j < sink_tokens`` or ``t - j < W``: ``rule()`` on those positions. Without a
+        window this is the bottom-right-aligned causal mask.
 
         Args:
             query_positions: ``(..., L)`` absolute positions, usually those of the new
@@ -102,9 +102,9 @@ class _TokenCache:
         return t >= j if rule is None else rule(t, t, t, j)  # b, h unused: any tensor
 
     def check(self, x: Tensor, positions: Tensor | None, heads: int) -> int:
-        """``tokens_seen``, the position of ``x``'s first token, after checking that ``x``
-        (N, L, ...) has the cached batch size, ``heads`` the cached head count, and
-        ``positions`` (if given) continue the cache."""
+        """For the modules, before ``update``: ``tokens_seen``, the position of ``x``'s first
+        token, after checking that ``x`` (N, L, ...) has the cached batch size, ``heads`` the
+        cached head count, and ``positions`` (if given) continue the cache."""
         start, (n, length) = self.tokens_seen, x.shape[:2]
         if self.held and self.held[0].shape[:2] != (n, heads):
             raise ValueError(

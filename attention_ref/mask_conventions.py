@@ -156,7 +156,8 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
             ``"huggingface"``: int or bool ``(N, S)``, 1 = attend, 0 = padding;
             ``"masked_fill"``: bool, int or float, 0 = masked (``masked_fill(mask == 0, ...)``),
             ``(L, S)``, ``(N, L, S)`` or ``(N, 1, L, S)``.
-        convention: One of :data:`CONVENTIONS`.
+        convention: ``"sdpa"``, ``"mha_attn_mask"``, ``"mha_key_padding_mask"``,
+            ``"huggingface"`` or ``"masked_fill"`` (``CONVENTIONS``).
         num_heads: H, needed only to split a 3-D ``"mha_attn_mask"`` of ``N*H`` rows.
 
     Returns:
@@ -212,7 +213,8 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
         mask: A bool SDPA mask. For ``"mha_key_padding_mask"`` and ``"huggingface"`` it must
             be a padding mask ``(N, 1, 1, S)``; for ``"mha_attn_mask"`` it is ``(L, S)`` or
             ``(N, H, L, S)`` (H may be 1, then it is repeated ``num_heads`` times).
-        convention: One of :data:`CONVENTIONS`.
+        convention: ``"sdpa"``, ``"mha_attn_mask"``, ``"mha_key_padding_mask"``,
+            ``"huggingface"`` or ``"masked_fill"`` (``CONVENTIONS``).
         num_heads: H, needed only to build a 3-D ``"mha_attn_mask"`` from a 4-D mask.
 
     Returns:

@@ -35,6 +35,7 @@ from torch import Tensor
 from ._checks import check_mask
 from ._mods import MaskMod, ScoreMod, mask_values
 from .mask_mods import and_masks, causal
+from .tile_plan import TilePlan
 
 __all__ = ["Masks", "call_kernel", "dense", "gather"]
 
@@ -145,7 +146,10 @@ def call_kernel(
     """
     takes, bound = _parameters(fn), _bound(fn)
     own = bound.get("mask_mod")
-    own = getattr(own, "mask_mod", own)  # a TilePlan: its rule, planned again for this call
+    if isinstance(own, TilePlan):  # its rule, planned again for this call at its tile size
+        if "block_size" in takes and "block_size" not in bound:
+            kwargs["block_size"] = own.block_size
+        own = own.mask_mod
     score_mod: ScoreMod | None = bound.get("score_mod")
     if score_mod is not None and masks.key_positions is not None:
         positions, inner = masks.key_positions, score_mod

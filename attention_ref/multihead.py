@@ -170,7 +170,7 @@ class MultiHeadAttention(nn.Module):
             mask_mod: A rule of positions, ``mask_mod(b, h, q_idx, kv_idx) -> bool``
                 (``attention_ref.mask_mods``); a kernel that takes ``mask_mod`` and
                 ``q_offset`` gets it as a rule, others as a mask.
-            need_weights: Also return the attention weights (default ``attention_fn`` only).
+            need_weights: Also return the attention weights (only without an ``attention_fn``).
             positions: The queries' (and keys') positions for ``qk_parts``, ``(L,)`` or
                 ``(N, L)``, default ``kv_cache.tokens_seen + arange(L)``.
             kv_cache: Self-attention only: the earlier tokens' keys and values; the new ones

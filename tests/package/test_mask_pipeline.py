@@ -37,6 +37,7 @@ from attention_ref.mask_mods import (
     padding,
     sliding_window,
 )
+from attention_ref.tile_plan import plan_tiles
 
 from .strategies import mask_functions
 
@@ -281,6 +282,52 @@ def test_a_bound_rule_and_is_causal_without_a_cache_both_apply():
     torch.testing.assert_close(
         blocks(x, is_causal=True)[0], mha(x, is_causal=True)[0], atol=1e-6, rtol=1e-6
     )
+
+
+def test_a_bound_plan_is_planned_again_at_its_own_tile_size():
+    """A plan bound into a module's kernel gives its rule and its block size to every call;
+    before, the rule was planned again at the default (768, 512) tiles, losing the plan's."""
+    seen = []
+
+    def kernel(
+        q,
+        k,
+        v,
+        attn_mask=None,
+        is_causal=False,
+        scale=None,
+        enable_gqa=False,
+        mask_mod=None,
+        q_offset=0,
+        block_size=None,
+    ):  # chunked_attention, watched
+        seen.append(block_size)
+        return chunked_attention(
+            q,
+            k,
+            v,
+            attn_mask,
+            is_causal=is_causal,
+            scale=scale,
+            enable_gqa=enable_gqa,
+            mask_mod=mask_mod,
+            q_offset=q_offset,
+            block_size=block_size,
+        )
+
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(8, 2)
+    plan = plan_tiles(sliding_window(2), 1, 2, 6, 6, block_size=(2, 3))
+    blocks = MultiHeadAttention(8, 2, attention_fn=functools.partial(kernel, mask_mod=plan))
+    blocks.load_state_dict(mha.state_dict())
+    x = torch.randn(1, 6, 8)
+    out, _ = blocks(x, is_causal=True)
+    full, _ = mha(x, mask_mod=sliding_window(2))
+    torch.testing.assert_close(out, full, atol=1e-6, rtol=1e-6)
+    assert seen == [(2, 3)]
+    fixed = functools.partial(kernel, mask_mod=plan, block_size=4)  # a bound size wins
+    MultiHeadAttention(8, 2, attention_fn=fixed)(x)
+    assert seen[-1] == 4
 
 
 def test_a_bound_rule_that_cannot_be_aligned_is_an_error():
