@@ -289,31 +289,10 @@ def test_a_bound_plan_is_planned_again_at_its_own_tile_size():
     before, the rule was planned again at the default (768, 512) tiles, losing the plan's."""
     seen = []
 
-    def kernel(
-        q,
-        k,
-        v,
-        attn_mask=None,
-        is_causal=False,
-        scale=None,
-        enable_gqa=False,
-        mask_mod=None,
-        q_offset=0,
-        block_size=None,
-    ):  # chunked_attention, watched
-        seen.append(block_size)
-        return chunked_attention(
-            q,
-            k,
-            v,
-            attn_mask,
-            is_causal=is_causal,
-            scale=scale,
-            enable_gqa=enable_gqa,
-            mask_mod=mask_mod,
-            q_offset=q_offset,
-            block_size=block_size,
-        )
+    @functools.wraps(chunked_attention)  # the same signature, so a rule kernel
+    def kernel(*args, **kwargs):
+        seen.append(kwargs.get("block_size"))
+        return chunked_attention(*args, **kwargs)
 
     torch.manual_seed(0)
     mha = MultiHeadAttention(8, 2)
