@@ -107,7 +107,7 @@ def attention_weights(
         >>> attention_weights(q, k, is_causal=True)
         tensor([[1.0000, 0.0000, 0.0000],
                 [0.3302, 0.6698, 0.0000]])
-        >>> attention_weights(q, k, is_causal=True, sinks=torch.tensor(0.0))  # a sink logit 0
+        >>> attention_weights(q, k, is_causal=True, sinks=torch.tensor(0.0))  # logit 0, all heads
         tensor([[0.6698, 0.0000, 0.0000],
                 [0.2483, 0.5035, 0.0000]])
     """

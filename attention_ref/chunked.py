@@ -413,7 +413,7 @@ def chunked_attention(
         >>> from attention_ref.mask_mods import flex_reference, sliding_window
         >>> window = sliding_window(2)  # a mask function: tiles it leaves empty are skipped
         >>> from attention_ref.tile_plan import plan_tiles
-        >>> plan = plan_tiles(window, 2, 3, 5, 7, block_size=2)  # 3 × 4 tiles of 2 × 2
+        >>> plan = plan_tiles(window, 2, 3, 5, 7, block_size=2)  # 3 × 4 tiles of up to 2 × 2
         >>> plan.skipped, plan.total
         (7, 12)
         >>> out = chunked_attention(q, k, v, mask_mod=plan)  # the plan's block size

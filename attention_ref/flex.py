@@ -36,10 +36,10 @@ def alibi(num_heads: int, *, scale: float = 1.0) -> ScoreMod:
 
     with the slopes $m_h$ of [`alibi_bias`][attention_ref.alibi_bias] (Press et al.'s rule for
     any number of heads). ``alibi_bias`` is aligned bottom-right and this function, which sees
-    indices only, top-left: when ``L != S`` the two differ by ``c m_h (S - L)``, the same for
-    every key of a row, so the softmax and the outputs are equal and the log-sum-exp is
-    shifted by that constant. Keys *after* the query get a positive bias: use it with a causal
-    mask.
+    indices only, top-left: when ``L != S``, ``alibi(H, scale=c)`` and ``c · alibi_bias`` differ
+    by ``c m_h (S - L)``, the same for every key of a row, so the softmax and the outputs are
+    equal and the log-sum-exp is shifted by that constant. Keys *after* the query get a positive
+    bias: use it with a causal mask.
 
     Args:
         num_heads: H, the number of (query) heads; ``h`` indexes them.

@@ -93,8 +93,8 @@ class _TokenCache:
                 tokens, ``cache.positions[-L:]``.
 
         Returns:
-            A bool tensor ``(..., L, S)``, True where the query may attend (SDPA's
-            convention).
+            A bool tensor ``(..., L, len(cache.positions))``, one column per key the last
+            ``update`` returned, True where the query may attend (SDPA's convention).
         """
         keys = self.positions.to(query_positions.device)  # (S,)
         t, j = query_positions[..., :, None], keys  # (..., L, 1), (S,)

@@ -109,7 +109,7 @@ class MultiHeadLatentAttention(nn.Module):
             features ``2i`` and ``2i + 1`` (DeepSeek's checkpoints; the default) instead of
             ``i`` and ``i + D_rope/2``.
         scale: Multiplies the scores; ``None`` means ``1 / sqrt(D_nope + D_rope)``.
-        eps: The epsilon of both RMSNorms.
+        eps: The epsilon of the RMSNorm on each latent (key/value; query with ``q_lora_rank``).
         bias: Add biases to ``q_a_proj``, ``kv_a_proj_with_mqa`` and ``o_proj`` (as
             ``attention_bias`` does in Hugging Face's model; the other maps have none).
         dtype: The parameters' dtype.

@@ -1,15 +1,15 @@
 """How a module's masks reach its kernel: one rule over positions, then a rule or a tensor.
 
-A module (``MultiHeadAttention``, ``MultiHeadLatentAttention``, ``DecoderBlock``) can be given up
-to five masks at once (six with a rule bound into its kernel, below): the caller's ``attn_mask``
-tensor, ``is_causal``, the caller's ``mask_mod`` (a rule of ``attention_ref.mask_mods``), the
-layer's own rule (``mask_mod=`` when a ``MultiHeadAttention`` is built) and the rule of a rolling
-``KVCache``. All rules speak positions: the queries of a call stand at ``q_offset + i``, where
-``q_offset = kv_cache.tokens_seen`` before the call (0 without a cache), and each key at its own
-position, ``kv_cache.positions`` (which, in a rolling cache, is not the key's slot). ``gather``
-ANDs the rules into one, read per key slot, so that each call gives its queries the same rows
-that one forward pass over the whole sequence would give under the same rules (a rolling cache's
-window included).
+A module (``MultiHeadAttention``; ``MultiHeadLatentAttention`` and ``DecoderBlock`` take a subset)
+can be given up to five masks at once (six with a rule bound into its kernel, below): the caller's
+``attn_mask`` tensor, ``is_causal``, the caller's ``mask_mod`` (a rule of
+``attention_ref.mask_mods``), the layer's own rule (``mask_mod=`` when a ``MultiHeadAttention`` is
+built) and the rule of a rolling ``KVCache``. All rules speak positions: the queries of a call stand
+at ``q_offset + i``, where ``q_offset = kv_cache.tokens_seen`` before the call (0 without a cache),
+and each key at its own position, ``kv_cache.positions`` (which, in a rolling cache, is not the
+key's slot). ``gather`` ANDs the rules into one, read per key slot, so that each call gives its
+queries the same rows that one forward pass over the whole sequence would give under the same rules
+(a rolling cache's window included).
 ``call_kernel`` then hands the kernel either that rule (a kernel whose signature takes
 ``mask_mod`` and ``q_offset``, such as ``chunked_attention``: it skips the tiles the rule leaves
 empty) or one dense mask (any other kernel, and the default).
@@ -66,7 +66,7 @@ class Masks:
 
 
 def at_positions(rule: MaskMod, key_positions: Tensor | None) -> MaskMod:
-    """``rule`` read per key slot: ``kv_idx`` becomes ``key_positions[kv_idx]``."""
+    """The rule ``rule``, read per key slot: ``kv_idx`` becomes ``key_positions[kv_idx]``."""
     if key_positions is None:
         return rule
     return lambda b, h, q_idx, kv_idx: rule(b, h, q_idx, key_positions[kv_idx])

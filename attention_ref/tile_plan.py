@@ -10,15 +10,17 @@ PyTorch's ``create_block_mask``, but with one grid for the whole batch and all h
 computed together (a ``BlockMask`` sorts the tiles of each sequence and head).
 
 Sorting the tiles is exact: it calls ``mask_mod`` on every (query, key) pair once (a row of
-tiles, or part of one, at a time; for each batch element and head if the rule reads them), a
+tiles, or part of one, at a time; once per batch element and head only if the rule's result
+depends on ``b`` or ``h``), a
 pass whose cost is of the order of one forward pass (measured on the cost page, "Skipping
 masked tiles"). So build the
 plan once, ``plan = plan_tiles(...)``, and pass ``chunked_attention(q, k, v, mask_mod=plan)`` to
 every call with the same mask, sizes, block size and ``q_offset`` (every layer of one forward
 pass), as FlexAttention users build one ``BlockMask``.
 
-Every boolean mask and mask function of ``chunked_attention`` becomes one plan (a floating
-mask is added to the scores instead), with the same two parts: ``tiles``, each
+All the masks of one ``chunked_attention`` call, boolean tensors and mask functions, are
+combined into one plan (a floating mask is not: it is added to the scores), with the same two
+parts: ``tiles``, each
 block of queries (a row of tiles) with the blocks of keys it visits, and ``keep(rows, cols)``,
 what one tile keeps (``None``: all of it). ``plan_tiles`` plans a rule by evaluating it,
 ``plan_causal`` the causal triangle by arithmetic, ``DensePlan`` a boolean tensor (every tile,
@@ -207,10 +209,10 @@ def plan_tiles(
         The plan; pass it as ``chunked_attention(..., mask_mod=plan)``.
 
     Raises:
-        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, or a
-            size is not an int.
-        ValueError: If a size is below 1, ``q_offset`` below 0, or the mask does not
-            broadcast to (N, H, L, S).
+        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, a size
+            is not an int, or ``block_size`` is neither an int nor a pair.
+        ValueError: If a size or the block size is below 1, ``q_offset`` below 0, or the
+            mask does not broadcast to (N, H, L, S).
 
     Examples:
         >>> from attention_ref.mask_mods import causal
