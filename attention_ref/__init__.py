@@ -1,9 +1,7 @@
 """attention_ref: the attention mechanism in small, readable PyTorch, tested against PyTorch.
 
-Shape legend used throughout: N batch, H heads, L query length, S key/value length,
-E model width (d_model), D per-head width (d_k; E / H unless a head width is given),
-Dv the value width where it differs, H_kv key/value heads (grouped-query attention).
-The attention functions work on one head's queries and keys, so their last dimension is D.
+Shapes are batch-first, in the letters of PyTorch's documentation (N batch, H heads, L queries,
+S keys, E model width, D one head's width); the glossary's shape legend lists them all.
 """
 
 from .attention import attention_weights, scaled_dot_product_attention
