@@ -1,7 +1,7 @@
 """attention_ref: the attention mechanism in small, readable PyTorch, tested against PyTorch.
 
-Shapes are batch-first, in the letters of PyTorch's documentation (N batch, H heads, L queries,
-S keys, E model width, D one head's width); the glossary's shape legend lists them all.
+Shapes are batch-first: N batch, H heads, L queries, S keys (PyTorch's letters), E model width,
+D one head's width; the glossary's shape legend lists them all.
 """
 
 from .attention import attention_weights, scaled_dot_product_attention

@@ -392,7 +392,8 @@ def chunked_attention(
             with ``attn_mask``, inputs that are not 4-D with ``mask_mod`` or ``score_mod``, a
             plan made for other sizes, block size or ``q_offset``, a block size below 1 or a
             negative ``q_offset``.
-        TypeError: On non-floating inputs, mixed dtypes, an integer mask or a non-int block size.
+        TypeError: On non-floating inputs, mixed dtypes, an integer mask, a non-int block size,
+            or a ``mask_mod`` or ``score_mod`` that is not a function.
         RuntimeError: In the backward pass, if a second derivative is asked for
             (``create_graph=True``).
 

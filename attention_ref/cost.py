@@ -8,13 +8,13 @@ products' 2·pairs·(d_k + d_v).
 Memory counts the elements an algorithm must hold at its peak besides its inputs, times
 ``bytes_per_element``: the output, plus
 
-    "softmax" without block_size   the n × m weights (one materialized attention matrix)
-    "softmax" with (b_q, b_k)      one b_q × b_k block of scores and the running max, sum
-                                   and output of one query tile (chunked_attention)
-    "local"                        one tile of b queries against the b + 2w - 2 keys in its
-                                   reach (b + w - 1 causal), b = block_size (default 128)
-    "linear"                       φ(Q), φ(K) and the d_k × (d_v + 1) summary, plus a C × C
-                                   chunk of weights when causal, C = block_size (default 64)
+- ``"softmax"`` without ``block_size``: the n × m weights (one materialized attention matrix);
+- ``"softmax"`` with ``(b_q, b_k)``: one b_q × b_k block of scores and the running max, sum and
+  output of one query tile (``chunked_attention``);
+- ``"local"``: one tile of b queries against the b + 2w - 2 keys in its reach (b + w - 1
+  causal), b = ``block_size`` (default 128);
+- ``"linear"``: φ(Q), φ(K) and the d_k × (d_v + 1) summary, plus a C × C chunk of weights when
+  causal, C = ``block_size`` (default 64);
 
 all times batch·heads. Real implementations hold a few temporaries more (the plain reference
 keeps the scores, their exp and the weights at once), so a measurement is a small multiple
@@ -88,13 +88,12 @@ def attention_flops(
     $$\text{softmax, local: } 2 \cdot P \cdot (d_k + d_v) \qquad
       \text{linear: } 2 \cdot (n + m) \cdot d_k \cdot (d_v + 1)$$
 
-    ``P`` is the number of scored pairs (`attended_pairs`): ``n·m``, the causal
-    triangle, or the band of ``window``. Softmax: ``Q K^T`` costs ``2·P·d_k`` and the
+    ``P`` is the number of scored pairs (``attention_ref.cost.attended_pairs``): ``n·m``, the
+    causal triangle, or the band of ``window``. Softmax: ``Q K^T`` costs ``2·P·d_k`` and the
     weights times ``V`` ``2·P·d_v``, so ``4·n²·d`` for ``n = m``, ``d_k = d_v = d``: the
-    quadratic term. Linear: ``φ(K)^T [V, 1]`` and ``φ(Q) [KV, z]``; causal or not, each key
-    is added to the summary once and each query reads it once (the recurrent form; the
-    chunked form of [`linear_attention`][attention_ref.linear_attention] adds
-    ``2·n·C·(d_k + d_v)``).
+    quadratic term. Linear: ``φ(K)^T [V, 1]`` and ``φ(Q) [KV, z]``; causal or not, each key is
+    added to the summary once and each query reads it once (the recurrent form; the chunked form
+    of [`linear_attention`][attention_ref.linear_attention] adds ``2·n·C·(d_k + d_v)``).
     ``chunked_attention`` has the softmax count: the same products, in blocks.
 
     Args:
@@ -154,9 +153,9 @@ def attention_memory(
       \text{blocked: } b_q b_k + b_q (d_v + 2) + n d_v \qquad
       \text{local: } b (b + 2w - 2) + n d_v$$
 
-    (elements per batch and head; see the module docstring for every case.) A materialized
-    attention matrix grows as n²; the blocked, local and linear forms grow as n, their
-    output.
+    in elements per batch and head; the ``attention_ref.cost`` module lists every case, the
+    linear form included. A materialized attention matrix grows as n²; the blocked, local and
+    linear forms grow as n, their output.
 
     Args:
         n: Queries (L).

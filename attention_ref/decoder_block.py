@@ -41,9 +41,10 @@ class DecoderBlock(nn.Module):
       y &= h + \operatorname{FFN}(\operatorname{Norm}(h)) \end{aligned}$$
 
     with $M$ the causal mask (``is_causal=True``). The defaults make a Llama block; GPT-2's is
-    ``activation="gelu_tanh", bias=True, norm="layernorm", ffn="mlp"``. Parameter names and
-    ``state_dict`` keys are those of ``nn.TransformerEncoderLayer`` (``self_attn.*``,
-    ``linear1``, ``linear2``, ``norm1``, ``norm2``), plus ``linear3`` for SwiGLU.
+    ``activation="gelu_tanh", bias=True, norm="layernorm", ffn="mlp"``. Submodules are named as
+    in ``nn.TransformerEncoderLayer`` (``self_attn``, ``linear1``, ``linear2``, ``norm1``,
+    ``norm2``), plus ``linear3`` for SwiGLU; ``self_attn`` is a ``MultiHeadAttention``, with
+    separate ``q_proj``, ``k_proj``, ``v_proj`` where PyTorch packs ``in_proj_weight``.
 
     Args:
         d_model: E, the model width.

@@ -102,9 +102,9 @@ class _TokenCache:
         return t >= j if rule is None else rule(t, t, t, j)  # b, h unused: any tensor
 
     def check(self, x: Tensor, positions: Tensor | None, heads: int) -> int:
-        """For the modules, before ``update``: ``tokens_seen``, the position of ``x``'s first
-        token, after checking that ``x`` (N, L, ...) has the cached batch size, ``heads`` the
-        cached head count, and ``positions`` (if given) continue the cache."""
+        """Called by the modules before ``update``: returns ``tokens_seen``, the position of
+        ``x``'s first token, after checking that ``x`` (N, L, ...) has the cached batch size,
+        ``heads`` the cached head count, and ``positions`` (if given) continue the cache."""
         start, (n, length) = self.tokens_seen, x.shape[:2]
         if self.held and self.held[0].shape[:2] != (n, heads):
             raise ValueError(

@@ -512,8 +512,10 @@ def block_sparsity(
         A float from 0 (every tile computed) to 100 (none).
 
     Raises:
-        TypeError: If ``mask_mod`` is not a function or ``block_size`` not an int or pair.
-        ValueError: If a size or block size is below 1.
+        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, or
+            ``block_size`` is not an int or pair.
+        ValueError: If a size or block size is below 1, the result does not broadcast to
+            (N, H, L, S), or ``mask_mod`` indexes a tensor it captured out of range.
 
     Examples:
         >>> from attention_ref.mask_mods import block_sparsity, causal

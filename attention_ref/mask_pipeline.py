@@ -53,8 +53,8 @@ class Masks:
             layer's and the cache's), ``rule(b, h, q_idx, kv_idx)`` with ``q_idx`` a position
             and ``kv_idx`` a key's slot; None if there is none, or if causal is the whole story.
         q_offset: The position of the first query.
-        key_positions: ``(S,)`` each slot's position where it is not the slot itself (a
-            rolling cache); None otherwise.
+        key_positions: ``(S,)``, each slot's position, for a rolling cache (where positions
+            are not slots); None otherwise.
     """
 
     shape: tuple[int, int, int, int]

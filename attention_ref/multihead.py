@@ -68,7 +68,7 @@ class MultiHeadAttention(nn.Module):
         attention_fn: The kernel of the heads, with SDPA's arguments on ``(N, H, L, D)``
             (``chunked_attention``, SDPA or yours; one taking ``mask_mod`` and ``q_offset`` gets
             the masks as a rule). The layer then returns no weights, and ``dropout`` must be 0.
-        sinks: If True, a learned sink logit per head (gpt-oss), 0 at first; not ``sink_tokens``.
+        sinks: If True, one learned sink logit per head (gpt-oss), 0 at first; not sink tokens.
 
     Raises:
         ValueError: On sizes that do not divide (E by H, H by H_kv), a bad ``rope_base``, a bad

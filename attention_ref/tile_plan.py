@@ -19,13 +19,12 @@ every call with the same mask, sizes, block size and ``q_offset`` (every layer o
 pass), as FlexAttention users build one ``BlockMask``.
 
 All the masks of one ``chunked_attention`` call, boolean tensors and mask functions, are
-combined into one plan (a floating mask is not: it is added to the scores), with the same two
-parts: ``tiles``, each
-block of queries (a row of tiles) with the blocks of keys it visits, and ``keep(rows, cols)``,
-what one tile keeps (``None``: all of it). ``plan_tiles`` plans a rule by evaluating it,
-``plan_causal`` the causal triangle by arithmetic, ``DensePlan`` a boolean tensor (every tile,
-sliced), and ``AndPlan`` both a rule's plan and a tensor: the tile loop never asks which kind it
-has.
+combined into one plan (a floating mask is not: it is added to the scores). Every plan has two
+parts: ``tiles``, each block of queries (a row of tiles) with the blocks of keys it visits, and
+``keep(rows, cols)``, what one tile keeps (``None``: all of it). ``plan_tiles`` plans a rule by
+evaluating it, ``plan_causal`` the causal triangle by arithmetic, ``DensePlan`` a boolean tensor
+(every tile, sliced), and ``AndPlan`` both a rule's plan and a tensor: the tile loop never asks
+which kind it has.
 
 Queries stand at positions ``q_offset + i`` (``L`` new queries after ``q_offset`` cached keys),
 as in ``attention_ref.mask_mods.create_mask``.
@@ -136,7 +135,12 @@ class DensePlan:
 
 @dataclass(frozen=True, eq=False)
 class AndPlan:
-    """A rule's plan and a tensor's together: the rule's tiles, and what both keep."""
+    """A rule's plan and a tensor's together: the rule's tiles, and what both keep.
+
+    Attributes:
+        sparse: The rule's plan (a ``TilePlan``), which decides the tiles visited.
+        dense: The boolean tensor's plan (a ``DensePlan``), consulted inside each tile.
+    """
 
     sparse: Plan
     dense: Plan
