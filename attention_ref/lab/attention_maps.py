@@ -13,7 +13,8 @@ on one CPU thread):
   chunked, dilated, and causal with a sink logit, fixed here, learned in gpt-oss) combined
   with ALiBi's bias.
 
-Shape legend: H heads, L queries, S keys; ``layers`` is the number of attention layers.
+Shape legend: H heads, L queries, S keys; ``calls`` and ``layers`` count the attention calls
+of a model (one per layer in the models here).
 """
 
 from __future__ import annotations
@@ -63,19 +64,23 @@ def attention_maps(model: nn.Module, tokens: Tensor) -> Tensor:
     """The weights of every ``MultiHeadAttention`` inside ``model``, in the order it calls them.
 
     The model runs once on ``tokens``; each attention module is then called again with the
-    very inputs it got (its query, key, value, mask and cache arguments), asking for its
+    inputs it got (its query, key, value, mask and position arguments), asking for its
     weights. So the weights are those of the model's own forward pass, whatever its layers
-    do around attention.
+    do around attention. The model must call attention without a KV cache (a replayed call
+    would append its keys to the cache a second time), every call with the same H, L and S.
 
     Args:
-        model: Any module that calls one or more ``MultiHeadAttention`` modules; in eval mode.
+        model: Any module that calls one or more ``MultiHeadAttention`` modules, none with a
+            kernel (``attention_fn``); in eval mode.
         tokens: Its input, one sequence: ``(1, L)``.
 
     Returns:
-        ``(layers, H, L, S)``: one ``(H, L, S)`` block per attention call.
+        ``(calls, H, L, S)``: one ``(H, L, S)`` block per attention call.
 
     Raises:
-        ValueError: If ``tokens`` is not one sequence, or the model calls no attention.
+        ValueError: If ``tokens`` is not one sequence, or the model calls no attention, calls
+            one with a ``kv_cache``, with a kernel that gives no weights, or with another
+            ``(H, L, S)`` than its first call.
 
     Examples:
         >>> import torch
@@ -90,6 +95,11 @@ def attention_maps(model: nn.Module, tokens: Tensor) -> Tensor:
     calls: list[tuple[nn.Module, tuple[Any, ...], dict[str, Any]]] = []
 
     def remember(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if kwargs.get("kv_cache") is not None:
+            raise ValueError(
+                "model: calls MultiHeadAttention with a kv_cache, which attention_maps would "
+                "fill twice when it replays the call; call it without kv_cache"
+            )
         calls.append((module, args, kwargs))
 
     modules = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
@@ -102,7 +112,17 @@ def attention_maps(model: nn.Module, tokens: Tensor) -> Tensor:
     if not calls:
         raise ValueError("model: expected a model that calls MultiHeadAttention, found none")
     weights = [m(*args, **{**kwargs, "need_weights": True})[1] for m, args, kwargs in calls]
-    return torch.cat(weights)  # (layers, H, L, S)
+    return _stacked(weights)  # (calls, H, L, S)
+
+
+def _stacked(weights: list[Tensor | None]) -> Tensor:
+    """The weights ``(1, H, L, S)`` of each call, one after the other: ``(calls, H, L, S)``."""
+    if any(w is None for w in weights):
+        raise ValueError("model: a MultiHeadAttention with an attention_fn gives no weights")
+    shapes = [tuple(w.shape[1:]) for w in weights if w is not None]
+    if len(set(shapes)) > 1:
+        raise ValueError(f"model: attention calls of different (H, L, S): {shapes}")
+    return torch.cat([w for w in weights if w is not None])
 
 
 def train_counting_decoder(*, steps: int = 60, seed: int = 0) -> TinyDecoder:
@@ -110,8 +130,8 @@ def train_counting_decoder(*, steps: int = 60, seed: int = 0) -> TinyDecoder:
 
     ``torch.manual_seed(seed)``, then ``steps`` Adam steps (learning rate 0.01) on 16
     sequences of 9 counting tokens each, predicting token i + 1 at every position i. The
-    random draws happen inside ``torch.random.fork_rng``: the caller's random state is left
-    untouched.
+    random draws happen inside ``torch.random.fork_rng(devices=[])``: the caller's CPU random
+    state is left untouched.
 
     Args:
         steps: Adam steps; 0 gives the untrained model.
