@@ -1,4 +1,4 @@
-"""A decoder layer put together from parts: an attention, a feed-forward network, a wiring.
+"""A Transformer layer put together from parts: an attention, a feed-forward network, a wiring.
 
 [`DecoderBlock`][attention_ref.DecoderBlock] is the one layer the course builds, with
 options; ``Block`` takes the three parts already made, so that any open model's layer is the
@@ -18,7 +18,10 @@ __all__ = ["Block"]
 
 
 class Block(nn.Module):
-    """``wiring(x, attend, ffn)``: one decoder layer from its attention, FFN and wiring.
+    """One Transformer layer from its attention, FFN and wiring: ``wiring(x, attend, ffn)``.
+
+    A decoder's layer (Llama's, GPT-NeoX's...) or an encoder's (BERT's): whether it attends
+    causally is up to each call's ``is_causal``.
 
     Args:
         self_attn: ``MultiHeadAttention`` or ``MultiHeadLatentAttention`` (any module called
@@ -45,7 +48,9 @@ class Block(nn.Module):
 
     def forward(self, x: Tensor, **options: Any) -> Tensor:
         """``x`` ``(N, L, E)`` to ``(N, L, E)``; ``options`` go to the attention
-        (``positions``, ``attn_mask``, ``is_causal``, ``mask_mod``, ``kv_cache``)."""
+        (``positions``, ``attn_mask``, ``is_causal``, ``mask_mod``, ``kv_cache``; for
+        ``MultiHeadAttention`` also ``need_weights``, whose weights the layer drops, and for
+        ``MultiHeadLatentAttention`` ``absorb``)."""
 
         def attend(h: Tensor) -> Tensor:
             out = self.self_attn(h, **options)

@@ -1,11 +1,14 @@
-"""The position-wise feed-forward network of a Transformer layer, and its activations.
+r"""The position-wise feed-forward network of a Transformer layer, and its activations.
 
-MLP (the 2017 paper, GPT-2):  FFN(x) = act(x W_1 + b_1) W_2 + b_2
-SwiGLU (Llama, Mistral):      FFN(x) = (SiLU(x W_1) * (x W_3)) W_2
+- MLP (the 2017 paper, GPT-2): $\mathrm{FFN}(x) = \phi(x W_1 + b_1) W_2 + b_2$, with an
+  activation $\phi$;
+- SwiGLU (Llama, Mistral): $\mathrm{FFN}(x) = \bigl(\mathrm{SiLU}(x W_1) \odot x W_3\bigr) W_2$.
 
-It acts on each token on its own. The layers keep the weights under PyTorch's names
-(``linear1``, ``linear2``, and ``linear3`` for the gated form), so their ``state_dict`` keys
-are PyTorch's and Meta's; this module holds the computation they share.
+It acts on each token on its own. ``TransformerEncoderLayer``, ``DecoderBlock`` and
+``FeedForward`` keep its weights under PyTorch's names (``linear1``, ``linear2``), so those
+``state_dict`` keys are ``nn.TransformerEncoderLayer``'s; the gated form adds ``linear3``,
+numbered as in Meta's Llama code (there ``w1`` the gate, ``w2`` down, ``w3`` up). This module
+holds the computation they share.
 
 Shape legend (batch-first): N batch, L length, E d_model, F dim_feedforward.
 """
@@ -43,7 +46,24 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
 
 
 def activation_fn(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
-    """The activation function named ``activation``, or ``activation`` itself if callable."""
+    """The activation function named ``activation``, or ``activation`` itself if callable.
+
+    The names: ``"relu"``; ``"relu2"``, relu squared (``relu_squared``); ``"gelu"``, the exact
+    GELU; ``"gelu_tanh"``, its tanh approximation (GPT-2's ``gelu_new``); ``"silu"`` (swish).
+
+    Raises:
+        ValueError: If ``activation`` is a string but none of these names.
+
+    Examples:
+        >>> import torch
+        >>> from attention_ref.feed_forward import activation_fn
+        >>> activation_fn("relu2")(torch.tensor([-1.0, 3.0]))
+        tensor([0., 9.])
+        >>> activation_fn("swish")
+        Traceback (most recent call last):
+        ...
+        ValueError: activation: expected one of ['gelu', ..., 'silu'] or a callable, got 'swish'
+    """
     if callable(activation):
         return activation
     if activation not in ACTIVATIONS:
@@ -63,8 +83,10 @@ def feed_forward(
 ) -> Tensor:
     r"""``linear2(dropout(act(linear1(x))))``, or with ``linear3`` the gated form.
 
-    $$\operatorname{FFN}(x) = \sigma(x W_1) W_2 \quad\text{or}\quad
-      \operatorname{FFN}(x) = \bigl(\sigma(x W_1) \odot x W_3\bigr) W_2$$
+    $$\operatorname{FFN}(x) = \phi(x W_1) W_2 \quad\text{or}\quad
+      \operatorname{FFN}(x) = \bigl(\phi(x W_1) \odot x W_3\bigr) W_2$$
+
+    with $\phi$ the ``activation`` (biases omitted).
 
     With ``linear3`` (SwiGLU when ``activation`` is SiLU), ``linear1`` is the gate, ``linear3``
     the "up" projection and ``linear2`` the "down" one, as numbered in Meta's Llama code.
@@ -100,16 +122,22 @@ def feed_forward(
 class FeedForward(nn.Module):
     r"""The feed-forward network as a module with its own layers (``feed_forward``, no dropout).
 
-    $$\operatorname{FFN}(x) = \sigma(x W_1) W_2 \quad\text{or, gated,}\quad
-      \bigl(\sigma(x W_1) \odot x W_3\bigr) W_2$$
+    $$\operatorname{FFN}(x) = \phi(x W_1) W_2 \quad\text{or, gated,}\quad
+      \bigl(\phi(x W_1) \odot x W_3\bigr) W_2$$
+
+    with $\phi$ the ``activation`` (biases omitted).
 
     Args:
         d_model: E.
         dim_feedforward: F, the hidden width.
-        activation: A name of ``activation_fn`` (``"silu"``, ``"gelu_tanh"``...) or a callable.
+        activation: ``"relu"``, ``"relu2"``, ``"gelu"``, ``"gelu_tanh"`` or ``"silu"``
+            (see ``activation_fn``), or a callable.
         gated: The gated form (SwiGLU with SiLU, GeGLU with GELU): ``linear1`` the gate,
             ``linear3`` "up", ``linear2`` "down"; otherwise the plain MLP (no ``linear3``).
         bias: Biases in the linear layers.
+
+    Raises:
+        ValueError: If ``activation`` is a string but not one of those names.
 
     Examples:
         >>> import torch

@@ -22,7 +22,9 @@ class OutputGate(nn.Module):
     Args:
         embed_dim: E, the width of the layer's input ``x``.
         width: H * D, the width of the merged heads.
-        bias: Learn a bias ``b^G``.
+        bias: Learn a bias $b^G$.
+        device: Where to create the projection $W^G$ (``proj``).
+        dtype: Its dtype.
 
     Examples:
         >>> import torch

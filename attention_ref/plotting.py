@@ -1,6 +1,9 @@
 """Heatmaps of attention weights, with the tokens on the axes.
 
-Needs matplotlib (``pip install matplotlib``), imported only when a function is called.
+Needs matplotlib (``pip install -e ".[plot]"`` in a checkout, or ``pip install matplotlib``),
+imported only when a function is called. The colour scale is fixed from 0 (palest) to 1
+(darkest blue) whatever the weights, so that any two heatmaps compare.
+
 Shape legend: H heads, L query length, S key length.
 """
 
@@ -86,7 +89,7 @@ def plot_heads(
     titles: Sequence[str] | None = None,
     annotate: bool = True,
 ) -> Figure:
-    """One heatmap per head, side by side.
+    """One heatmap per head, side by side, at most 4 to a row.
 
     Args:
         weights: ``(H, L, S)``, e.g. one batch element of ``MultiHeadAttention``'s weights.
@@ -99,7 +102,8 @@ def plot_heads(
         The matplotlib ``Figure``.
 
     Raises:
-        ValueError: If ``weights`` is not 3-D or ``titles`` has the wrong length.
+        ValueError: If ``weights`` is not 3-D, ``titles`` has the wrong length, or the
+            labels do not match its shape.
 
     Examples:
         >>> import torch

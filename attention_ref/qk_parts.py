@@ -1,9 +1,10 @@
 """Parts that act on every head's queries and keys between the projection and the scores.
 
 Open models differ from the textbook layer mostly here: a norm on the queries and keys
-(Qwen3, OLMo 2, Gemma 3), rotary positions on part of each head (GPT-NeoX, Phi-2), a
+(Qwen3, OLMo 2, Gemma 3), rotary positions on part of each head (GPT-NeoX, StableLM, GLM), a
 temperature on the queries (Llama 4's layers without positions). Each part is a module
-``part(q, k, positions) -> (q, k)`` on ``(N, H, L, D)`` queries and ``(N, H_kv, S, D)`` keys;
+``part(q, k, positions) -> (q, k)`` on ``(N, H, L, D)`` queries and ``(N, H_kv, S, D)`` keys
+(``HeadLayerNorm`` is not a part but a norm for ``QKNorm``);
 ``MultiHeadAttention(qk_parts=[...])`` applies them in order, so a norm listed before
 ``Rotary`` acts before it (Qwen3) and one listed after acts after it (Llama 4).
 
@@ -22,15 +23,14 @@ from .positions import apply_rope
 
 __all__ = ["HeadLayerNorm", "QKNorm", "QueryTemperature", "Rotary"]
 
-_QK = tuple[Tensor, Tensor]
-
 
 class Rotary(nn.Module):
     r"""Rotary positions (RoPE) on the first ``rotary_dim`` features of every head.
 
     The first $R$ features of each query and key head are rotated by
-    [`apply_rope`][attention_ref.apply_rope] with angles $\mathrm{base}^{-2i/R}$; the other
-    $D - R$ pass through unchanged (GPT-NeoX rotates a quarter of each head, Phi-2 half).
+    [`apply_rope`][attention_ref.apply_rope], the pair $i = 0, \dots, R/2 - 1$ at position $t$
+    by the angle $t\,\mathrm{base}^{-2i/R}$; the other $D - R$ pass through unchanged.
+    GPT-NeoX and StableLM rotate a quarter of each head by default, GLM and Nemotron half.
 
     Args:
         base: The base of the angles (10000 in Llama 2, 500000 in Llama 3).
@@ -44,6 +44,7 @@ class Rotary(nn.Module):
         >>> from attention_ref.qk_parts import Rotary
         >>> q, k = torch.randn(1, 2, 3, 8), torch.randn(1, 1, 3, 8)  # (N, H, L, D), (N, H_kv, S, D)
         >>> rq, rk = Rotary(10000.0, rotary_dim=4)(q, k, torch.arange(3))
+        >>> # features past R unchanged; position 0 not rotated
         >>> torch.equal(rq[..., 4:], q[..., 4:]), torch.equal(rq[..., 0, :], q[..., 0, :])
         (True, True)
     """
@@ -68,7 +69,7 @@ class Rotary(nn.Module):
         turned = apply_rope(x[..., :R], positions, base=self.base, interleaved=self.interleaved)
         return torch.cat((turned, x[..., R:]), dim=-1)  # (..., L, D)
 
-    def forward(self, q: Tensor, k: Tensor, positions: Tensor) -> _QK:
+    def forward(self, q: Tensor, k: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """Rotate queries and keys, both at ``positions`` (self-attention)."""
         return self.rotate(q, positions), self.rotate(k, positions)
 
@@ -110,7 +111,7 @@ class QKNorm(nn.Module):
             return norm(x)  # (N, H, L, D): each head's D features
         return split_heads(norm(merge_heads(x)), x.size(1))  # over (N, L, H * D), then back
 
-    def forward(self, q: Tensor, k: Tensor, positions: Tensor) -> _QK:
+    def forward(self, q: Tensor, k: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """The normalized queries and keys; ``positions`` are not used."""
         return self._normalize(self.q_norm, q), self._normalize(self.k_norm, k)
 
@@ -123,10 +124,18 @@ class HeadLayerNorm(nn.Module):
     StableLM keeps one ``LayerNorm(D)`` per head, Cohere one ``LayerNorm`` with a weight of
     shape ``(H, D)``: the same thing. Computed in float32 for float16 and bfloat16.
 
+    Not a part itself: use it as ``QKNorm``'s norms,
+    ``QKNorm(HeadLayerNorm(H, D), HeadLayerNorm(H_kv, D))``.
+
     Args:
         num_heads: H (or H_kv for the keys).
         head_dim: D.
         eps: Added to the variance.
+
+    Raises:
+        ValueError: If ``num_heads`` or ``head_dim`` is below 1 or ``eps`` negative, or, in a
+            call, ``x`` is not ``(N, num_heads, L, head_dim)``.
+        TypeError: If ``num_heads`` or ``head_dim`` is not an int.
 
     Examples:
         >>> import torch
@@ -174,7 +183,7 @@ class QueryTemperature(nn.Module):
 
     Args:
         floor_scale: f, how many positions share one step (8192 in Llama 4).
-        attn_scale: beta, the strength (0.1 in Llama 4).
+        attn_scale: $\beta$, the strength (0.1 in Llama 4).
 
     Examples:
         >>> import torch
@@ -192,7 +201,7 @@ class QueryTemperature(nn.Module):
         self.floor_scale = check_number("floor_scale", floor_scale, positive=True)
         self.attn_scale = check_number("attn_scale", attn_scale, positive=False)
 
-    def forward(self, q: Tensor, k: Tensor, positions: Tensor) -> _QK:
+    def forward(self, q: Tensor, k: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """The queries times their temperature; the keys unchanged."""
         t = positions.to(
             device=q.device, dtype=torch.float64 if q.dtype == torch.float64 else torch.float32

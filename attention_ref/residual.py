@@ -1,17 +1,22 @@
 """Where the norms and the residual additions sit around attention and the feed-forward network.
 
-A decoder layer is attention and a feed-forward network (FFN) on a residual stream x; models
-differ in where they normalize and add. Each wiring here owns its norms and is called as
-``wiring(x, attend, ffn)``, where ``attend`` and ``ffn`` map ``(N, L, E)`` to ``(N, L, E)``:
+A Transformer layer is attention and a feed-forward network (FFN) on a residual stream ``x``;
+models differ in where they normalize and add. Each wiring here owns its norms, ``norm1`` to
+``norm4``, and is called as ``wiring(x, attend, ffn)``, where ``attend`` (the attention) and
+``ffn`` map ``(N, L, E)`` to ``(N, L, E)``. It returns ``y``:
 
-- ``PreNorm``  (GPT-2, Llama):      h = x + A(n1(x));           y = h + F(n2(h))
-- ``PostNorm`` (OLMo 2):            h = x + n1(A(x));           y = h + n2(F(h))
-- ``Sandwich`` (Gemma 2 and 3, GLM-4): h = x + n2(A(n1(x)));    y = h + n4(F(n3(h)))
-- ``Parallel`` (GPT-J, GPT-NeoX, Falcon, Cohere): y = x + A(n1(x)) + F(n2(x)), n2 = n1 if one
-- ``AddNorm``  (the 2017 paper, BERT):  h = n1(x + A(x));           y = n2(h + F(h))
+```text
+PreNorm    h = x + attend(norm1(x))           y = h + ffn(norm2(h))
+PostNorm   h = x + norm1(attend(x))           y = h + norm2(ffn(h))
+Sandwich   h = x + norm2(attend(norm1(x)))    y = h + norm4(ffn(norm3(h)))
+Parallel   y = x + attend(norm1(x)) + ffn(norm2(x)), or + ffn(norm1(x)) with one norm
+AddNorm    h = norm1(x + attend(x))           y = norm2(h + ffn(h))
+```
 
-(``AddNorm`` is the wiring of
-[`TransformerEncoderLayer`][attention_ref.TransformerEncoderLayer] with ``norm_first=False``.)
+``PreNorm`` is GPT-2's and Llama's wiring, ``PostNorm`` OLMo 2's, ``Sandwich`` Gemma 2's,
+Gemma 3's and GLM-4's, ``Parallel`` GPT-J's, GPT-NeoX's, Falcon's and Cohere's, ``AddNorm``
+the 2017 paper's and BERT's (and that of
+[`TransformerEncoderLayer`][attention_ref.TransformerEncoderLayer] with ``norm_first=False``).
 
 Shape legend: N batch, L length, E model width.
 """
@@ -28,7 +33,7 @@ Branch = Callable[[Tensor], Tensor]  # (N, L, E) -> (N, L, E)
 
 
 class PreNorm(nn.Module):
-    """Normalize, then add: ``h = x + m A(n1(x))``, ``y = h + m F(n2(h))``.
+    """Normalize, then add: ``h = x + m * attend(norm1(x))``, ``y = h + m * ffn(norm2(h))``.
 
     Args:
         norm1: Before attention (``input_layernorm`` in Hugging Face's Llama).
@@ -50,7 +55,7 @@ class PreNorm(nn.Module):
 class PostNorm(nn.Module):
     """Normalize each branch's output, then add (OLMo 2).
 
-    ``h = x + n1(A(x))``, ``y = h + n2(F(h))``.
+    ``h = x + norm1(attend(x))``, ``y = h + norm2(ffn(h))``.
 
     Args:
         norm1: On the attention output (``post_attention_layernorm``).
@@ -69,7 +74,7 @@ class PostNorm(nn.Module):
 class Sandwich(nn.Module):
     """A norm before and after each branch (Gemma 2 and 3, GLM-4).
 
-    ``h = x + n2(A(n1(x)))``, ``y = h + n4(F(n3(h)))``.
+    ``h = x + norm2(attend(norm1(x)))``, ``y = h + norm4(ffn(norm3(h)))``.
 
     Args:
         norm1: Before attention (``input_layernorm``).
@@ -88,10 +93,12 @@ class Sandwich(nn.Module):
 
 
 class Parallel(nn.Module):
-    """Attention and the FFN side by side on the same input: ``y = x + A(n1(x)) + F(n2(x))``.
+    """Attention and the FFN side by side on the same input.
 
-    GPT-J, Falcon (7B) and Cohere normalize once (``norm2=None``: the FFN reads ``n1(x)``);
-    GPT-NeoX and Falcon's new architecture have a norm for each branch.
+    ``y = x + attend(norm1(x)) + ffn(norm2(x))``, or ``ffn(norm1(x))`` without ``norm2``.
+    GPT-J, Falcon (7B) and Cohere normalize once (``norm2=None``); GPT-NeoX has a norm for
+    each branch, and so has Falcon's new architecture (40B, 180B) unless its config sets
+    ``num_ln_in_parallel_attn=1``.
 
     Args:
         norm1: Before attention (and before the FFN when ``norm2`` is None).
@@ -110,8 +117,9 @@ class Parallel(nn.Module):
 class AddNorm(nn.Module):
     """Add, then normalize the sum ("Add & Norm", the 2017 paper's post-LN; BERT).
 
-    ``h = n1(x + A(x))``, ``y = n2(h + F(h))``: the residual stream itself is normalized
-    after each branch, unlike ``PostNorm``, which normalizes only the branch's output.
+    ``h = norm1(x + attend(x))``, ``y = norm2(h + ffn(h))``: the residual stream itself is
+    normalized after each branch, unlike ``PostNorm``, which normalizes only the branch's
+    output.
 
     Args:
         norm1: After attention and its addition (BERT's ``attention.output.LayerNorm``).

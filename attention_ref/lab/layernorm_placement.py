@@ -1,11 +1,11 @@
-"""Pre-LN or Post-LN: how much gradient each layer gets at initialization, and a few steps.
+"""Pre-LN or Post-LN: each layer's gradient at initialization, and the loss over a few steps.
 
 A small, seeded, CPU-fast version of the measurement in Xiong et al. 2020 ("On Layer
 Normalization in the Transformer Architecture"). Two stacks of encoder layers share the same
 initial weights and differ only in where the LayerNorm sits:
 
-    Post-LN (``norm_first=False``):  x = LayerNorm(x + Sublayer(x))
-    Pre-LN  (``norm_first=True``):   x = x + Sublayer(LayerNorm(x)), and a final LayerNorm
+- Post-LN (``norm_first=False``): ``x = LayerNorm(x + Sublayer(x))``;
+- Pre-LN (``norm_first=True``): ``x = x + Sublayer(LayerNorm(x))``, and a final LayerNorm.
 
 The task reverses a sequence of random vectors (the target is ``x.flip(1)``, the loss the mean
 squared error), so every position has to fetch another position's vector through attention.
@@ -97,6 +97,15 @@ def reverse_task(
 ) -> tuple[Tensor, Tensor]:
     """Random sequences ``x`` ``(N, L, E)`` and their targets, the sequences reversed.
 
+    Args:
+        batch_size: N.
+        length: L.
+        d_model: E, the width of each vector.
+        generator: Random generator, for the same batch every time.
+
+    Returns:
+        ``(x, x.flip(1))``, both ``(N, L, E)``: standard normal entries.
+
     Examples:
         >>> import torch
         >>> from attention_ref.lab.layernorm_placement import reverse_task
@@ -132,6 +141,14 @@ def layer_grad_norms(
 
     Builds an `EncoderStack` (``seed`` fixes its weights and the batch of
     `reverse_task`), computes the mean squared error once and backpropagates.
+
+    Args:
+        norm_first: Pre-LN (True) or Post-LN (False).
+        num_layers: How many encoder layers.
+        d_model: E, the model width.
+        nhead: H, attention heads per layer.
+        dim_feedforward: The hidden width of each feed-forward network.
+        seed: Fixes the weights and the batch (8 sequences of 16 vectors).
 
     Returns:
         ``(num_layers,)``: for each layer, first to last, the L2 norm of the gradient of all
@@ -169,6 +186,16 @@ def train_losses(
     seed: int = 0,
 ) -> list[float]:
     """Train an `EncoderStack` on one fixed batch with Adam, no warm-up; the losses.
+
+    Args:
+        norm_first: Pre-LN (True) or Post-LN (False).
+        steps: How many Adam updates.
+        lr: Adam's learning rate, from the first step.
+        num_layers: How many encoder layers.
+        d_model: E, the model width.
+        nhead: H, attention heads per layer.
+        dim_feedforward: The hidden width of each feed-forward network.
+        seed: Fixes the weights and the batch, as in `layer_grad_norms`.
 
     Returns:
         ``steps`` floats: the loss before each update.

@@ -1,7 +1,7 @@
 """Which positions carry past the trained length: a small, seeded experiment on a CPU.
 
 The task needs order: at every position i > 0 the model outputs the **previous** token,
-x_{i-1}, of a sequence of distinct random tokens (``toy_batch``'s first target). The model
+$x_{i-1}$, of a sequence of distinct random tokens (``toy_batch``'s first target). The model
 is a token embedding, a way of adding positions, one causal ``MultiHeadAttention`` and a
 linear read-out, with no residual path, so whatever it outputs it fetched with attention.
 The four ways of adding positions:
@@ -15,7 +15,7 @@ The four ways of adding positions:
 Each model trains on sequences of ``train_length`` tokens and is then evaluated on longer
 ones. Training runs on one CPU thread (`attention_ref.lab.training`): the tensors are tiny.
 
-Shape legend (batch-first): N batch, L length, V vocabulary size, E embed_dim.
+Shape legend (batch-first): N batch, L length, V vocabulary size, E embed_dim, H num_heads.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ class PositionalToyModel(nn.Module):
         max_length: The longest sequence the model accepts: rows of the learned table.
 
     Raises:
-        ValueError: If ``encoding`` is not one of the four.
+        ValueError: If ``encoding`` is not one of the four, or, in a call, ``tokens`` is not
+            ``(N, L)`` with ``1 <= L <= max_length``.
 
     Examples:
         >>> import torch
@@ -122,7 +123,7 @@ def train_with_positions(
     Args:
         encoding: One of ``ENCODINGS``.
         steps: Adam steps; 0 returns the untrained model (same seed, same initial weights).
-        seed: Seeds the initial weights and the batches; the global RNG is left untouched.
+        seed: Seeds the initial weights and the batches; the CPU's global RNG is left untouched.
         train_length: L, the length of every training sequence.
         vocab_size: V, the number of different tokens.
         embed_dim: E, the model width.

@@ -1,8 +1,8 @@
 """A toy task that one attention layer can only solve by attending: its weights become readable.
 
 Each sequence holds L distinct tokens out of a vocabulary of V. At every position i the model
-outputs two tokens: the **previous** one, x_{i-1} (the first position has none and outputs
-itself), and the **mirrored** one, x_{L-1-i}. The model is token and position embeddings, one
+outputs two tokens: the **previous** one, $x_{i-1}$ (the first position has none and outputs
+itself), and the **mirrored** one, $x_{L-1-i}$. The model is token and position embeddings, one
 ``MultiHeadAttention`` and a linear read-out, with no residual path: whatever it outputs at
 position i it must have fetched with attention. After 150 Adam steps (the default) one head looks
 one step back (the sub-diagonal of its weights) and another at the mirror position (the
@@ -75,6 +75,9 @@ class ToyAttentionModel(nn.Module):
         embed_dim: E, the model width.
         num_heads: H; must divide ``embed_dim``.
 
+    Raises:
+        ValueError: In a call, if ``tokens`` is not ``(N, length)``.
+
     Examples:
         >>> import torch
         >>> from attention_ref.lab.toy_tasks import ToyAttentionModel
@@ -126,7 +129,7 @@ def train_toy_model(
 
     Args:
         steps: Adam steps; 0 returns the untrained model (same seed, same initial weights).
-        seed: Seeds the initial weights and the batches; the global RNG is left untouched.
+        seed: Seeds the initial weights and the batches; the CPU's global RNG is left untouched.
         length: L, the sequence length.
         vocab_size: V, the number of different tokens.
         embed_dim: E, the model width.

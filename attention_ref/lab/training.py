@@ -1,7 +1,7 @@
 """The training loop the experiments share: seeded weights, one CPU thread, Adam.
 
 Every experiment in ``attention_ref.lab`` builds its model under a seed (leaving the caller's
-global random state alone), then trains it with Adam at a constant learning rate on one CPU
+CPU random state alone), then trains it with Adam at a constant learning rate on one CPU
 thread: the tensors are tiny, and several threads only wait for each other, the more so on a
 busy machine. The thread count is restored afterwards.
 """
@@ -21,7 +21,9 @@ M = TypeVar("M", bound=nn.Module)
 
 
 def seeded(build: Callable[[], M], seed: int) -> M:
-    """``build()`` under ``torch.manual_seed(seed)``; the global random state is restored after.
+    """``build()`` under ``torch.manual_seed(seed)``; the CPU random state is restored after.
+
+    Only the CPU's: ``torch.manual_seed`` seeds the GPUs' generators too, and those stay seeded.
 
     Examples:
         >>> import torch

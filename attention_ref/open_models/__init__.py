@@ -40,27 +40,37 @@ def supported() -> list[str]:
 
 
 def from_hf(module: Any) -> nn.Module:
-    """The attention_ref module equal to a Hugging Face attention module or decoder layer.
+    """The attention_ref module that computes what a Hugging Face attention module or layer does.
 
-    Called as ``ours(x, positions=positions, is_causal=True)``: ``x`` ``(N, L, E)``,
-    ``positions`` the absolute positions (ignored by a layer without a position scheme), and
-    ``is_causal=True`` this layer's rule: causal, within its window or chunk where the config
-    makes it a sliding or chunked layer. An attention module returns what
-    ``MultiHeadAttention`` returns, ``(output, weights)`` (``MultiHeadLatentAttention``: the
-    output); a decoder layer returns the output ``(N, L, E)``.
+    Call a decoder's attention or layer as ``ours(x, positions=positions, is_causal=True)``:
+    ``x`` ``(N, L, E)``; ``positions`` the absolute positions, ``(L,)`` or ``(N, L)``, by
+    default ``0 … L-1`` (read by rotary positions and Llama 4's temperature, ignored by a layer
+    without them). With ``is_causal=True`` it attends causally; a sliding or chunked layer (per
+    the config) also keeps its window or chunk, whatever ``is_causal``. BERT
+    (``BertSelfAttention``, ``BertLayer``) is bidirectional unless its config sets
+    ``is_decoder``: call it with ``is_causal=False`` and the padding as ``attn_mask``.
+
+    An attention module returns what ``MultiHeadAttention`` returns, ``(output, weights)``; a
+    ``MultiHeadLatentAttention`` (built for ``DeepseekV3Attention`` and ``MiniCPM3Attention``)
+    returns the output only. A layer returns the output ``(N, L, E)``.
 
     Args:
         module: An instance of a supported class (``supported()``), with its weights.
 
     Returns:
-        The attention_ref module, in ``module``'s dtype and on its device, in eval mode if it is.
+        The attention_ref module, in ``module``'s dtype and on its device, in eval mode if it
+        is. In float32 and float64 its output matches ``module``'s up to rounding; in float16
+        and bfloat16 the roundings differ (Gemma's and Qwen3-Next's norms, for one, store their
+        ``1 + w`` weights rounded to the dtype, where Hugging Face adds in float32).
 
     Raises:
-        ValueError: If the class is not supported (named in the message), or the config asks
-            for something out of scope (a rotary scaling such as YaRN).
+        ValueError: If the class is not supported (named in the message), or the module or
+            its config uses something out of scope (cross-attention, a rotary scaling such as
+            YaRN, a mixture-of-experts feed-forward network...); the message says what.
 
     Examples:
-        A module of a supported class (here without transformers: none at hand):
+        Which classes it takes, and the error for any other (this example runs without
+        transformers). With transformers: ``ours = from_hf(model.model.layers[0].self_attn)``.
 
         >>> import torch
         >>> from attention_ref import from_hf

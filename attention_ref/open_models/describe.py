@@ -36,7 +36,14 @@ def _norm(norm: nn.Module) -> str:
 
 
 def describe_part(part: nn.Module, head_dim: int) -> dict[str, Any]:
-    """One part of ``qk_parts`` as a dict: its kind and what it is set to."""
+    """One part of ``qk_parts`` as a dict: its kind and what it is set to.
+
+    ``{"part": "rope", "fraction", "pairing", "base"}`` for ``Rotary`` (``fraction`` is R / D,
+    D being ``head_dim``; ``pairing`` ``"half"`` or ``"interleaved"``),
+    ``{"part": "qk_norm", "norm", "over"}`` for ``QKNorm`` (``over`` ``"head"`` or
+    ``"whole"``), ``{"part": "temperature", "floor_scale", "attn_scale"}`` for
+    ``QueryTemperature``; for any other part, ``{"part": its class name}``.
+    """
     if isinstance(part, Rotary):
         rotated = head_dim if part.rotary_dim is None else part.rotary_dim
         pairing = "interleaved" if part.interleaved else "half"
@@ -63,7 +70,8 @@ def describe_part(part: nn.Module, head_dim: int) -> dict[str, Any]:
 
 def describe_rule(rule: Any) -> dict[str, Any] | None:
     """The layer's own rule (``sliding_window`` or ``chunked`` of ``attention_ref.mask_mods``):
-    its kind and size, read from the closure; None for a full-attention layer."""
+    ``{"rule": its function's name, "size": the window or chunk size}``, read from the
+    closure; None for a full-attention layer."""
     if rule is None:
         return None
     kind = rule.__qualname__.split(".")[0]
@@ -126,7 +134,26 @@ def _attention(attn: nn.Module) -> dict[str, Any]:
 
 
 def describe(module: nn.Module) -> dict[str, Any]:
-    """The parts of an attention module or decoder layer built by ``from_hf``.
+    r"""The parts of an attention module or decoder layer built by ``from_hf``.
+
+    Returns:
+        A dict:
+
+        - for a ``MultiHeadAttention``: ``"attention"`` (``"multi-head"``), ``"heads"``,
+          ``"kv_heads"``, ``"bias"`` (the biased projections' letters out of ``"qkvo"``),
+          ``"qk_parts"`` (``describe_part`` of each, in order), ``"scale"`` (None for the
+          default $1/\sqrt{D}$), ``"score_function"`` (None, or ``{"score": name}``, plus
+          ``"cap"`` for a soft cap), ``"output_gate"`` and ``"sinks"`` (bools), ``"rule"``
+          (``describe_rule``);
+        - for a ``MultiHeadLatentAttention``: ``"attention"`` (``"latent"``), ``"heads"``,
+          ``"bias"`` (out of ``"q"``, ``"kv"``, ``"o"``), ``"rope"`` (a ``describe_part``
+          dict), ``"scale"`` (None for the default);
+        - for another module: ``{"attention": its class name}``.
+
+        For a layer (a module with a ``wiring``): its ``self_attn``'s dict, plus ``"wiring"``,
+        ``{"kind": the wiring's class name, "norms": [...], "residual_multiplier": m}``, each
+        norm ``"rms"``, ``"rms_no_weight"``, ``"layernorm"`` or its class name; ``m`` is 1.0
+        except in Granite and MiniCPM3.
 
     Examples:
         >>> from attention_ref import MultiHeadAttention
