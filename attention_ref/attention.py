@@ -94,7 +94,8 @@ def attention_weights(
         ValueError: On mismatched shapes, an unbroadcastable mask or ``sinks``,
             ``is_causal`` together with ``attn_mask``, or key heads that do not divide query
             heads.
-        TypeError: On non-tensor or non-floating inputs or ``sinks``, or an integer mask.
+        TypeError: On non-tensor or non-floating inputs or ``sinks``, mixed dtypes, or a
+            mask that is not a tensor or is an integer one.
 
     Examples:
         >>> import torch
@@ -194,8 +195,10 @@ def scaled_dot_product_attention(
 
     Raises:
         ValueError: On mismatched shapes, masks or ``sinks``, ``dropout_p`` outside
-            [0, 1), or ``is_causal`` together with ``attn_mask``.
-        TypeError: On non-floating inputs or ``sinks``, mixed dtypes or an integer mask.
+            [0, 1), ``is_causal`` together with ``attn_mask``, or key/value heads that do not
+            divide query heads.
+        TypeError: On non-floating inputs or ``sinks``, mixed dtypes, or a mask that is not a
+            tensor or is an integer one.
 
     Examples:
         >>> import torch

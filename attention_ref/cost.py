@@ -88,13 +88,16 @@ def attention_flops(
     $$\text{softmax, local: } 2 \cdot P \cdot (d_k + d_v) \qquad
       \text{linear: } 2 \cdot (n + m) \cdot d_k \cdot (d_v + 1)$$
 
-    ``P`` is the number of scored pairs (``attention_ref.cost.attended_pairs``): ``n·m``, the
-    causal triangle, or the band of ``window``. Softmax: ``Q K^T`` costs ``2·P·d_k`` and the
+    ``P`` is the number of scored pairs
+    ([`attended_pairs`][attention_ref.cost.attended_pairs]): ``n·m``, the causal triangle, or
+    the band of ``window``. Softmax: ``Q K^T`` costs ``2·P·d_k`` and the
     weights times ``V`` ``2·P·d_v``, so ``4·n²·d`` for ``n = m``, ``d_k = d_v = d``: the
     quadratic term. Linear: ``φ(K)^T [V, 1]`` and ``φ(Q) [KV, z]``; causal or not, each key is
     added to the summary once and each query reads it once (the recurrent form; the chunked form
-    of [`linear_attention`][attention_ref.linear_attention] adds ``2·n·C·(d_k + d_v)``).
-    ``chunked_attention`` has the softmax count: the same products, in blocks.
+    of [`linear_attention`][attention_ref.linear_attention] adds ``2·n·C·(d_k + d_v)``, with
+    ``C = chunk_size``). Non-causal, ``chunked_attention`` has the softmax count: the same
+    products, in blocks. Causal, it skips the blocks above the diagonal but computes the
+    diagonal blocks whole, so a little more than the triangle.
 
     Args:
         n: Queries (L).
@@ -116,7 +119,7 @@ def attention_flops(
 
     Examples:
         >>> from attention_ref import attention_flops
-        >>> attention_flops(8192, d_k=64, heads=4)  # 4·B·H·n²·D
+        >>> attention_flops(8192, d_k=64, heads=4)  # 4·batch·heads·n²·d_k
         68719476736
         >>> attention_flops(8192, d_k=64, heads=4) == 4 * 1 * 4 * 8192**2 * 64
         True
@@ -172,7 +175,7 @@ def attention_memory(
             matrix.
             ``"local"``: queries per tile (default 128). ``"linear"``: the causal chunk
             (default 64).
-        bytes_per_element: 4 for float32, 8 for float64.
+        bytes_per_element: 2 for float16 and bfloat16, 4 for float32, 8 for float64.
 
     Returns:
         Bytes, an int.
@@ -231,14 +234,15 @@ def kv_cache_numel(
       \qquad \text{MLA: } \text{layers} \cdot N \cdot S \cdot (d_c + d_h^R)$$
 
     With ``kv_heads`` and ``head_dim``: one key and one value per token, per key/value head
-    and per layer, each ``head_dim`` wide. Grouped-query attention divides it by
-    ``num_heads / kv_heads``; multi-query attention (``kv_heads=1``) by ``num_heads``. With
+    and per layer, each ``head_dim`` wide. Compared with multi-head attention
+    (``kv_heads = num_heads``), grouped-query attention divides it by ``num_heads / kv_heads``
+    and multi-query attention (``kv_heads=1``) by ``num_heads``. With
     ``kv_lora_rank`` ($d_c$) and ``qk_rope_head_dim`` ($d_h^R$): multi-head latent
     attention, which caches per token and layer only the compressed latent and the one
     rotary key that all heads share. A rolling cache (``window``, ``sink_tokens``, as in
-    [`KVCache`][attention_ref.KVCache]) holds at most ``sink_tokens + window`` tokens, so
-    ``S = min(tokens, sink_tokens + window)``. Times 2 bytes in float16/bfloat16 it is the
-    cache's memory.
+    [`KVCache`][attention_ref.KVCache]) holds at most ``sink_tokens + window`` tokens: S, the
+    tokens held, is ``tokens``, or ``min(tokens, sink_tokens + window)`` with a ``window``.
+    Times 2 bytes in float16/bfloat16 it is the cache's memory.
 
     Args:
         layers: Attention layers, one cache each.
@@ -248,13 +252,17 @@ def kv_cache_numel(
         head_dim: D, each key's and value's width.
         kv_lora_rank: $d_c$, the width of MLA's latent; with ``qk_rope_head_dim``.
         qk_rope_head_dim: $d_h^R$, the width of MLA's shared rotary key.
-        window: W, the recent tokens a rolling cache keeps; ``None`` keeps all.
+        window: The recent tokens a rolling cache keeps (W in ``KVCache``); ``None`` keeps all.
         sink_tokens: The first tokens a rolling cache keeps as well; only with ``window``.
+
+    Returns:
+        The number of cached elements, an int.
 
     Raises:
         ValueError: If a size is below 1 (``tokens`` and ``sink_tokens`` may be 0), on
             ``kv_heads`` together with ``kv_lora_rank``, neither of them, a missing
-            ``head_dim`` or ``qk_rope_head_dim``, or ``sink_tokens`` without ``window``.
+            ``head_dim`` or ``qk_rope_head_dim``, ``head_dim`` with ``kv_lora_rank``,
+            ``qk_rope_head_dim`` with ``kv_heads``, or ``sink_tokens`` without ``window``.
         TypeError: If a size is not an int.
 
     Examples:

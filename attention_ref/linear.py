@@ -5,7 +5,7 @@ uses ``φ(q_i) · φ(k_j)`` with ``φ(x) = elu(x) + 1 > 0``, so the sum over key
 
     O_i = φ(q_i) (Σ_j φ(k_j)^T v_j) / (φ(q_i) · Σ_j φ(k_j))
 
-The sums are computed once (non-causal) or as running prefix sums (causal): O(L·D·Dv) time
+The sums are computed once (non-causal) or as running prefix sums (causal): O((L + S)·D·Dv) time
 and O(D·Dv) state, linear in the sequence length. It is a *different* model, not an
 approximation that converges to softmax attention: its output differs from softmax
 attention's, and [`linear_attention_weights`][attention_ref.linear_attention_weights] shows by
@@ -60,10 +60,14 @@ def linear_attention_weights(
         query: ``(..., L, D)``.
         key: ``(..., S, D)``.
         is_causal: Query ``i`` sees keys ``0..i`` (top-left, as PyTorch's ``is_causal``).
-        eps: Added to each row's normalizer.
+        eps: Added to each row's normalizer $s_i = \sum_j \varphi(q_i) \cdot \varphi(k_j)$.
 
     Returns:
-        ``(..., L, S)``: non-negative rows that sum to ``1 - ε/(normalizer + ε)``, just under 1.
+        ``(..., L, S)``: non-negative rows that sum to $s_i / (s_i + \epsilon)$, just under 1.
+
+    Raises:
+        ValueError: On mismatched shapes.
+        TypeError: On non-floating inputs or mixed dtypes.
 
     Examples:
         >>> import torch
@@ -96,7 +100,7 @@ def linear_attention(
     eps: float = 1e-6,
     chunk_size: int = 64,
 ) -> Tensor:
-    r"""Linear attention with the feature map φ(x) = elu(x) + 1: O(L·D·Dv), not O(L·S·D).
+    r"""Linear attention with the feature map φ(x) = elu(x) + 1: O((L + S)·D·Dv), not O(L·S·D).
 
     $$O_i = \frac{\varphi(q_i)^\top \sum_j \varphi(k_j) v_j^\top}
       {\varphi(q_i)^\top \sum_j \varphi(k_j) + \epsilon}
@@ -104,7 +108,8 @@ def linear_attention(
 
     Non-causal: the key/value summary ``φ(K)^T V`` (D × Dv) is computed once. Causal: the
     queries are taken ``chunk_size`` at a time; each chunk reads the summary of all earlier
-    keys, adds its own keys with a small C × C triangle, then folds them into the summary.
+    keys, adds its own keys with a small C × C triangle (C = ``chunk_size``), then folds them
+    into the summary.
 
     There is no softmax and no ``scale``: the output is **not** softmax attention's (see
     [`linear_attention_weights`][attention_ref.linear_attention_weights] and the example below).
@@ -115,7 +120,8 @@ def linear_attention(
         value: ``(..., S, Dv)``.
         is_causal: Query ``i`` sees keys ``0..i`` (top-left, as PyTorch's ``is_causal``).
         eps: Added to the normalizer (as in the authors' code).
-        chunk_size: Queries per chunk when causal; any size gives the same result.
+        chunk_size: Queries per chunk when causal; any size gives the same result, up to
+            rounding.
 
     Returns:
         ``(..., L, Dv)``; float16 and bfloat16 inputs are computed in float32 and returned in

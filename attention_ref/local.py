@@ -46,7 +46,8 @@ def sliding_window_attention(
       \left(\frac{q_i \cdot k_j}{\sqrt{d_k}}\right) v_j
       \qquad (0 \le i - j < w \text{ when causal})$$
 
-    Exactly ``scaled_dot_product_attention(query, key, value, attn_mask=band)`` with
+    The same, up to rounding, as
+    ``scaled_dot_product_attention(query, key, value, attn_mask=band, scale=scale)`` with
     ``band = sliding_window_mask(L, window, S, causal=is_causal)``, but each tile of
     ``block_size`` queries is compared only with the ``block_size + 2·window - 2`` keys
     its band can reach (``block_size + window - 1`` when causal).
@@ -59,7 +60,7 @@ def sliding_window_attention(
             Causal: keys ``i - w + 1 .. i``.
         is_causal: Only look backwards (top-left aligned, as PyTorch's ``is_causal``).
         scale: Multiplies the scores; defaults to ``1 / sqrt(D)``.
-        block_size: Queries per tile. Any size gives the same result.
+        block_size: Queries per tile. Any size gives the same result, up to rounding.
 
     Returns:
         ``(..., L, Dv)``; zeros for a query with no key in its window (only when L > S).

@@ -12,7 +12,7 @@ broadcasts against the scores ``(N, H, L, S)``. Other code means other things by
                             (N, S)
     "masked_fill"           masked_fill(mask == 0, -1e9), as in the Annotated Transformer and
                             many tutorials: any dtype, 0 = masked, (L, S), (N, L, S) or
-                            (N, 1, L, S)
+                            (N, 1 or H, L, S)
 
 [`to_sdpa_mask`][attention_ref.to_sdpa_mask] turns any of them into an SDPA bool mask,
 [`from_sdpa_mask`][attention_ref.from_sdpa_mask] goes back, and
@@ -148,26 +148,32 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
 
     Args:
         mask: The mask as ``convention`` writes it:
-            ``"sdpa"``: bool, True = may attend, any broadcastable shape (returned as is);
-            ``"mha_attn_mask"``: bool ``(L, S)`` or ``(N*H, L, S)``, True = **masked**
-            (``nn.MultiheadAttention``'s ``attn_mask``);
-            ``"mha_key_padding_mask"``: bool ``(N, S)``, True = **padding**
-            (``nn.MultiheadAttention``'s ``key_padding_mask``);
-            ``"huggingface"``: int or bool ``(N, S)``, 1 = attend, 0 = padding;
-            ``"masked_fill"``: bool, int or float, 0 = masked (``masked_fill(mask == 0, ...)``),
-            ``(L, S)``, ``(N, L, S)`` or ``(N, 1, L, S)``.
+
+            - ``"sdpa"``: bool, True = may attend, any broadcastable shape;
+            - ``"mha_attn_mask"``: bool ``(L, S)`` or ``(N*H, L, S)``, True = **masked**
+              (``nn.MultiheadAttention``'s ``attn_mask``);
+            - ``"mha_key_padding_mask"``: bool ``(N, S)``, True = **padding**
+              (``nn.MultiheadAttention``'s ``key_padding_mask``);
+            - ``"huggingface"``: int or bool ``(N, S)``, 1 = attend, 0 = padding;
+            - ``"masked_fill"``: bool, int or float, 0 = masked
+              (``masked_fill(mask == 0, ...)``), ``(L, S)``, ``(N, L, S)`` or
+              ``(N, 1 or H, L, S)``.
         convention: ``"sdpa"``, ``"mha_attn_mask"``, ``"mha_key_padding_mask"``,
-            ``"huggingface"`` or ``"masked_fill"`` (``CONVENTIONS``).
+            ``"huggingface"`` or ``"masked_fill"``
+            (``attention_ref.mask_conventions.CONVENTIONS``).
         num_heads: H, needed only to split a 3-D ``"mha_attn_mask"`` of ``N*H`` rows.
 
     Returns:
-        A bool tensor, True where a query may attend: ``(L, S)`` from a 2-D attention mask,
-        ``(N, 1, 1, S)`` from a padding mask, ``(N, H, L, S)`` from a 3-D
-        ``"mha_attn_mask"``, ``(N, 1, L, S)`` from a 3-D ``"masked_fill"`` mask.
+        A bool tensor, True where a query may attend: ``mask`` itself for ``"sdpa"``;
+        ``mask``'s shape from a 2-D attention mask or a 4-D ``"masked_fill"`` mask;
+        ``(N, 1, 1, S)`` from a padding mask; ``(N, H, L, S)`` from a 3-D
+        ``"mha_attn_mask"``; ``(N, 1, L, S)`` from a 3-D ``"masked_fill"`` mask.
 
     Raises:
-        ValueError: On an unknown or renamed ``convention``, a shape the convention does not use, a
-            Hugging Face mask with values other than 0 and 1, or a missing ``num_heads``.
+        ValueError: On an unknown ``convention`` (not in
+            ``attention_ref.mask_conventions.CONVENTIONS``), a shape the convention does not
+            use, a Hugging Face mask with values other than 0 and 1, or a missing
+            ``num_heads``.
         TypeError: If ``mask`` is not a tensor of a dtype the convention uses (a float mask
             is additive in SDPA and ``nn.MultiheadAttention`` alike: it needs no conversion).
 
@@ -206,15 +212,19 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
     """Convert an SDPA bool mask (True = may attend) into the mask ``convention`` expects.
 
     The inverse of [`to_sdpa_mask`][attention_ref.to_sdpa_mask]:
-    ``to_sdpa_mask(from_sdpa_mask(m, c), c)`` gives ``m`` back (expanded over heads for
-    ``"mha_attn_mask"``).
+    ``to_sdpa_mask(from_sdpa_mask(m, c), c)`` gives ``m`` back for the shapes each convention
+    uses. Pass the same ``num_heads`` both ways for a 4-D ``"mha_attn_mask"`` (``m`` comes
+    back expanded over the heads). A 3-D ``m`` comes back from ``"masked_fill"`` as
+    ``(N, 1, L, S)``: that convention reads a 3-D mask as ``(N, L, S)``, SDPA as
+    ``(H, L, S)``, so give a per-head mask as ``(1, H, L, S)``.
 
     Args:
         mask: A bool SDPA mask. For ``"mha_key_padding_mask"`` and ``"huggingface"`` it must
             be a padding mask ``(N, 1, 1, S)``; for ``"mha_attn_mask"`` it is ``(L, S)`` or
             ``(N, H, L, S)`` (H may be 1, then it is repeated ``num_heads`` times).
         convention: ``"sdpa"``, ``"mha_attn_mask"``, ``"mha_key_padding_mask"``,
-            ``"huggingface"`` or ``"masked_fill"`` (``CONVENTIONS``).
+            ``"huggingface"`` or ``"masked_fill"``
+            (``attention_ref.mask_conventions.CONVENTIONS``).
         num_heads: H, needed only to build a 3-D ``"mha_attn_mask"`` from a 4-D mask.
 
     Returns:
@@ -224,8 +234,10 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
         ``mask``'s shape, 0 = masked.
 
     Raises:
-        ValueError: On an unknown or renamed ``convention``, a mask that depends on the head or
-            the query where a padding mask is expected, or a shape the convention does not use.
+        ValueError: On an unknown ``convention`` (not in
+            ``attention_ref.mask_conventions.CONVENTIONS``), a mask that depends on the head or
+            the query where a padding mask is expected, a shape the convention does not use, or
+            a missing ``num_heads``.
         TypeError: If ``mask`` is not a bool tensor.
 
     Examples:
@@ -263,8 +275,12 @@ def to_additive_mask(
     most negative finite number, ``fill="min"``) or ``-inf`` (``fill="-inf"``). Both remove
     a key from a row that still has another one. They differ on a **fully masked row**: with
     ``-inf``, a plain softmax gives NaN (attention_ref and SDPA give zeros); with the finite
-    minimum every score in the row is equal, so the row becomes uniform. Never use a fixed
-    number such as -1e9: it does not fit in float16 and becomes -inf there.
+    minimum, in float32 and bfloat16, every score in the row rounds to that minimum, so the
+    row becomes uniform. float16 is too coarse near its minimum (the spacing there is 32): the
+    row keeps a trace of the scores, and a score of -16 or below plus the minimum overflows to
+    -inf, so the row is NaN again; a bool mask with a safe softmax has no such edge. Never use
+    a fixed number such as -1e9: it does not fit in float16, where ``masked_fill`` with it
+    raises an overflow error and a tensor of it holds -inf.
 
     Args:
         mask: Bool, True = may attend, any shape.

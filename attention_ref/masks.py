@@ -52,6 +52,10 @@ def causal_mask(
     Returns:
         A bool tensor ``(L, S)``, True where attention is allowed.
 
+    Raises:
+        TypeError: If ``q_len`` or ``k_len`` is not an int.
+        ValueError: If one of them is below 1, or ``align`` is unknown.
+
     Examples:
         >>> from attention_ref import causal_mask
         >>> causal_mask(3).int()
@@ -76,8 +80,12 @@ def padding_mask(lengths: Tensor | Sequence[int], max_len: int | None = None) ->
         max_len: S, the padded length; defaults to ``max(lengths)``.
 
     Returns:
-        A bool tensor ``(N, 1, 1, S)``: True for real tokens, False for padding. It
-        broadcasts over heads and queries.
+        A bool tensor ``(N, 1, 1, S)`` on ``lengths``' device: True for real tokens, False
+        for padding. It broadcasts over heads and queries.
+
+    Raises:
+        TypeError: If ``lengths`` is not one-dimensional integers.
+        ValueError: On a negative length, or ``max_len`` below the longest length.
 
     Examples:
         >>> import torch
@@ -119,13 +127,15 @@ def sliding_window_mask(
     With ``causal=True`` query ``i`` sees key ``j`` when ``0 <= i - j < window`` (itself and
     the ``window - 1`` keys before it); with ``causal=False`` when ``|i - j| < window``.
     Positions are aligned as in [`causal_mask`][attention_ref.causal_mask]. The first
-    ``sink_tokens`` keys are seen as well (by the queries at or after them when causal):
-    sink tokens (StreamingLLM's "attention sinks"), what a rolling
-    [`KVCache`][attention_ref.KVCache] with ``sink_tokens`` keeps.
+    ``sink_tokens`` keys are always visible too (when causal, to the queries at or after
+    them): StreamingLLM's attention sinks, which a rolling [`KVCache`][attention_ref.KVCache]
+    keeps. The mask is built on the CPU (there is no ``device`` argument): move it with
+    ``.to(device)``.
 
     Args:
         q_len: L, the number of queries.
-        window: How far a query can look; at least 1.
+        window: The band's width: a query sees keys less than ``window`` positions away
+            (1: itself only); at least 1.
         k_len: S, the number of keys; defaults to ``q_len``.
         causal: Only look backwards.
         align: ``"top_left"`` or ``"bottom_right"``, as in
@@ -134,6 +144,11 @@ def sliding_window_mask(
 
     Returns:
         A bool tensor ``(L, S)``, True where attention is allowed.
+
+    Raises:
+        TypeError: If ``q_len``, ``window``, ``k_len`` or ``sink_tokens`` is not an int.
+        ValueError: If one of them is below 1 (``sink_tokens`` below 0), or ``align`` is
+            unknown.
 
     Examples:
         >>> from attention_ref import sliding_window_mask

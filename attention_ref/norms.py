@@ -82,7 +82,8 @@ class LayerNorm(_Norm):
         normalized_shape: The trailing dimensions to normalize, e.g. ``E`` or ``(E,)``.
         eps: Added to the variance before the square root.
         elementwise_affine: Learn a per-feature scale ``weight`` (gamma, starts at 1).
-        bias: Also learn a shift ``bias`` (beta, starts at 0).
+        bias: Also learn a shift ``bias`` (beta, starts at 0); only with
+            ``elementwise_affine=True``, as in PyTorch.
 
     Raises:
         ValueError: If the input's trailing shape is not ``normalized_shape``.
@@ -135,7 +136,7 @@ class RMSNorm(_Norm):
 
     $$y = \frac{x}{\sqrt{\frac{1}{n}\sum_i x_i^2 + \epsilon}} \cdot \gamma$$
 
-    No mean is subtracted and there is no bias: cheaper than LayerNorm, and used by LLaMA,
+    No mean is subtracted and there is no bias: cheaper than LayerNorm, and used by Llama,
     Mistral and most recent decoders. float16 and bfloat16 inputs are normalized in float32
     and returned in their dtype.
 

@@ -1,7 +1,7 @@
 """Attention with nothing but the formula: softmax(Q K^T / sqrt(d_k)) V.
 
-No masks, no input checks, no grouped heads: the core that
-``attention_ref.attention.scaled_dot_product_attention`` builds on, for a first reading.
+No masks, no input checks, no grouped heads: the formula that
+``attention_ref.attention.scaled_dot_product_attention`` implements, for a first reading.
 Shapes: query ``(..., L, D)``, key ``(..., S, D)``, value ``(..., S, Dv)``.
 """
 
@@ -17,6 +17,9 @@ __all__ = ["plain_attention"]
 
 def plain_attention(query: Tensor, key: Tensor, value: Tensor) -> Tensor:
     r"""Scaled dot-product attention, the formula alone.
+
+    No masks and no input checks: for those, use
+    [`scaled_dot_product_attention`][attention_ref.scaled_dot_product_attention].
 
     $$\operatorname{Attention}(Q, K, V) =
       \operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$

@@ -7,8 +7,8 @@ Three ways of giving it positions, each a function here:
   token embeddings before the first layer;
 - ``apply_rope``: rotary position embedding (RoPE, Su et al.), which rotates each pair of
   query and key features by an angle proportional to the position, so that their dot
-  product depends on the two positions only through their offset (the key's position minus
-  the query's, with its sign);
+  product depends on the two positions only through their offset (the query's position minus
+  the key's, with its sign);
 - ``alibi_bias``: ALiBi (Press et al.), a penalty proportional to the distance, added to the
   scores of each head.
 
@@ -70,6 +70,7 @@ def sinusoidal_positions(
         ``(length, dim)``.
 
     Raises:
+        TypeError: If ``length`` or ``dim`` is not an int, or ``base`` is not a number.
         ValueError: If ``length`` or ``dim`` is not positive, ``dim`` is odd or ``base`` is
             not positive.
 
@@ -122,13 +123,16 @@ def apply_rope(
       \end{pmatrix} \begin{pmatrix} x_a \\ x_b \end{pmatrix},\qquad
       \theta_i = \mathrm{base}^{-2i/D}$$
 
-    for each pair ``i`` of the ``D / 2`` pairs. Applied to queries and keys, the score
+    for each of the ``D / 2`` feature pairs $(a, b) = (i, i + D/2)$, or $(2i, 2i + 1)$ with
+    ``interleaved=True``, with $p$ the row's position. Applied to queries and keys, the score
     $q_m \cdot k_n$ depends on their positions through $m - n$ only.
 
     Args:
         x: ``(..., L, D)``, floating, with an even ``D``: queries or keys, one head per slice.
         positions: The position of each of the ``L`` rows, ``(L,)`` or broadcastable to
-            ``(..., L)``, integer or float; defaults to ``arange(L)``.
+            ``(..., L)``, integer or float; defaults to ``arange(L)``. For ``x``
+            ``(N, H, L, D)`` pass per-sequence positions as ``(N, 1, L)``: an ``(N, L)``
+            tensor would be matched to the heads.
         base: The base of the angles (10000 in RoFormer and Llama 2).
         interleaved: Pair features ``2i`` and ``2i + 1`` (RoFormer, GPT-J) instead of ``i``
             and ``i + D/2`` (Hugging Face's Llama ``rotate_half``, GPT-NeoX; the default).
@@ -207,7 +211,10 @@ def alibi_bias(
     queries are the last ``L`` of the ``S`` keys, as in decoding with a KV cache) and more
     negative the further back the key. For an ``H`` that is not a power of two the slopes
     are those of the next lower power of two, then every other slope of the next higher,
-    as in the paper. Keys *after* the query get a positive bias: use it with a causal mask.
+    as in the authors' code. Keys *after* the query get a positive bias: mask them in the
+    same float mask, aligned as the bias is,
+    ``alibi_bias(H, L, S).masked_fill(~causal_mask(L, S, align="bottom_right"), float("-inf"))``
+    (``is_causal`` cannot be combined with a mask, and is aligned top-left).
 
     Args:
         num_heads: H, the number of heads; each gets its own slope.

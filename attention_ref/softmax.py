@@ -20,9 +20,9 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
 
     $$\operatorname{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},\qquad m = \max_j x_j$$
 
-    Matches ``torch.softmax`` exactly in meaning: a slice that is all ``-inf`` has no
-    maximum to subtract and gives NaN, as PyTorch's does. (The attention functions handle
-    fully masked rows themselves and return zeros there.)
+    Behaves as ``torch.softmax``: a slice that is all ``-inf`` gives NaN, as PyTorch's does
+    (its maximum is ``-inf``, and ``-inf - (-inf)`` is NaN). The attention functions handle
+    fully masked rows themselves and return zeros there.
 
     Args:
         x: Any floating tensor.
