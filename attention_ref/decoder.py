@@ -31,7 +31,9 @@ class TransformerDecoderLayer(nn.Module):
       h_2 &= \operatorname{LN}(h_1 + \operatorname{MultiHead}(h_1, m, m)) \\
       y &= \operatorname{LN}(h_2 + \operatorname{FFN}(h_2)) \end{aligned}$$
 
-    with $M$ the causal mask on the target and $m$ the encoder's output (memory).
+    with $M$ the target mask (``tgt_mask`` and/or the causal mask of ``tgt_is_causal=True``;
+    none by default) and $m$ the encoder's output (memory); Post-LN, the default
+    (``norm_first=True`` normalizes before each sub-layer instead).
 
     Args:
         d_model: E, the model width.
@@ -39,7 +41,8 @@ class TransformerDecoderLayer(nn.Module):
         dim_feedforward: F, the hidden width of the feed-forward network.
         dropout: Dropout after each sub-layer, inside the feed-forward network and on the
             attention weights (training mode only).
-        activation: ``"relu"``, ``"gelu"``, ``"gelu_tanh"``, ``"silu"`` or a callable.
+        activation: ``"relu"``, ``"relu2"``, ``"gelu"``, ``"gelu_tanh"``, ``"silu"`` or a
+            callable.
         layer_norm_eps: ``eps`` of the three LayerNorms.
         norm_first: Pre-LN instead of Post-LN.
         bias: Biases in the linear layers and LayerNorms.
@@ -99,7 +102,11 @@ class TransformerDecoderLayer(nn.Module):
         Masks follow the SDPA convention (boolean True = may attend; PyTorch's
         ``nn.TransformerDecoderLayer`` means the opposite): ``tgt_mask`` broadcastable to
         ``(N, H, T, T)``, ``memory_mask`` to ``(N, H, T, S)``. ``tgt_is_causal=True``
-        applies the causal mask itself; given with ``tgt_mask``, both apply.
+        applies the causal mask itself, with ``tgt_mask`` if given, unlike PyTorch, where it
+        only hints that ``tgt_mask`` is causal. PyTorch's ``tgt_key_padding_mask`` and
+        ``memory_key_padding_mask`` have no argument here: pass
+        ``to_sdpa_mask(padding, "mha_key_padding_mask")`` in ``tgt_mask`` or ``memory_mask``
+        (``&`` it with another boolean mask).
 
         Returns:
             ``(N, T, E)``.
@@ -132,8 +139,8 @@ class TransformerDecoderLayer(nn.Module):
         """Copy an ``nn.TransformerDecoderLayer`` made with ``batch_first=True``.
 
         In eval mode both give the same output for the same input (with boolean masks
-        inverted: ``~mask``). Another module raises a TypeError, one that is not
-        batch-first a ValueError.
+        inverted: ``~mask``). The copy is in training mode, as any new module. Another module
+        raises a TypeError, one that is not batch-first a ValueError.
 
         Examples:
             >>> import torch

@@ -1,12 +1,12 @@
-"""The decoder-only block of GPT-2, Llama, Mistral and Qwen2: pre-norm, causal, no memory.
+"""The decoder-only block of GPT-2, Llama, Mistral and Qwen2: pre-norm, no memory.
 
     x = x + SelfAttention(Norm(x));  x = x + FeedForward(Norm(x))
 
 Unlike the 2017 decoder layer ([`TransformerDecoderLayer`][attention_ref.TransformerDecoderLayer])
 it has no cross-attention: a language model has no encoder. Llama's choices are the defaults:
 RMSNorm, a SwiGLU feed-forward network, no biases; grouped-query attention and rotary
-positions are options. With a [`KVCache`][attention_ref.KVCache] it generates one token at a
-time.
+positions are options. A language model calls it with ``is_causal=True`` (the default is no
+mask). With a [`KVCache`][attention_ref.KVCache] it generates one token at a time.
 
 Shape legend (batch-first): N batch, L length, E d_model, F dim_feedforward, H nhead.
 """
@@ -40,11 +40,15 @@ class DecoderBlock(nn.Module):
     $$\begin{aligned} h &= x + \operatorname{MultiHead}(\operatorname{Norm}(x);\ M) \\
       y &= h + \operatorname{FFN}(\operatorname{Norm}(h)) \end{aligned}$$
 
-    with $M$ the causal mask (``is_causal=True``). The defaults make a Llama block; GPT-2's is
-    ``activation="gelu_tanh", bias=True, norm="layernorm", ffn="mlp"``. Submodules are named as
-    in ``nn.TransformerEncoderLayer`` (``self_attn``, ``linear1``, ``linear2``, ``norm1``,
-    ``norm2``), plus ``linear3`` for SwiGLU; ``self_attn`` is a ``MultiHeadAttention``, with
-    separate ``q_proj``, ``k_proj``, ``v_proj`` where PyTorch packs ``in_proj_weight``.
+    with $M$ the masks given to ``forward``: the causal mask with ``is_causal=True``, none by
+    default. The defaults make a Llama block without positions: add ``rope_base=10000.0``
+    (Llama 2) for its rotary positions. GPT-2's is ``activation="gelu_tanh", bias=True,
+    norm="layernorm", ffn="mlp"`` (its learned positions are added before the first block).
+
+    Submodules are named as in ``nn.TransformerEncoderLayer`` (``self_attn``, ``linear1``,
+    ``linear2``, ``norm1``, ``norm2``), plus ``linear3`` for SwiGLU; ``self_attn`` is a
+    ``MultiHeadAttention``, with separate ``q_proj``, ``k_proj``, ``v_proj`` where PyTorch
+    packs ``in_proj_weight``.
 
     Args:
         d_model: E, the model width.
@@ -52,8 +56,9 @@ class DecoderBlock(nn.Module):
         dim_feedforward: F, the hidden width of the feed-forward network.
         dropout: Dropout after attention, inside and after the feed-forward network, and
             on the attention weights (training mode only).
-        activation: ``"relu"``, ``"gelu"`` (exact), ``"gelu_tanh"`` (the tanh
-            approximation, GPT-2's ``gelu_new``), ``"silu"``, or any callable.
+        activation: ``"relu"``, ``"relu2"`` (relu squared), ``"gelu"`` (exact),
+            ``"gelu_tanh"`` (the tanh approximation, GPT-2's ``gelu_new``), ``"silu"``, or any
+            callable.
         layer_norm_eps: ``eps`` of both norms (Llama's ``rms_norm_eps``).
         bias: Biases in the linear layers and LayerNorms.
         norm: ``"rmsnorm"`` or ``"layernorm"``.
@@ -149,8 +154,10 @@ class DecoderBlock(nn.Module):
         The arguments go to [`MultiHeadAttention`][attention_ref.MultiHeadAttention]'s
         ``forward``: ``attn_mask`` (SDPA's convention, boolean True = may attend),
         ``is_causal`` and the rule ``mask_mod`` all apply; with ``kv_cache``, ``x`` holds the
-        new tokens only, and ``attn_mask`` covers every key, cached and new;
-        ``positions`` are the rotary positions (with ``rope_base``).
+        new tokens only, and ``attn_mask`` covers the keys the cache returns, held and new;
+        ``positions`` are the rotary positions (with ``rope_base``). ``is_causal`` defaults to
+        False, so ``block(x)`` attends both ways: pass ``is_causal=True`` for a language model
+        (as [`TinyDecoder`][attention_ref.TinyDecoder] does).
         """
         h = self.norm1(x)  # Pre-LN: normalize, attend, add
         out, _ = self.self_attn(

@@ -28,6 +28,9 @@ class TinyDecoder(nn.Module):
     """A decoder-only language model: a stack of Llama-style
     [`DecoderBlock`][attention_ref.DecoderBlock]s between an embedding and a read-out.
 
+    Each block has ``dim_feedforward = 4 * d_model`` and rotary positions of base 10000
+    (``rope_base=10000.0``), and is called with ``is_causal=True``.
+
     Args:
         vocab_size: V, the number of different tokens.
         d_model: E, the model width.
@@ -35,7 +38,8 @@ class TinyDecoder(nn.Module):
         num_layers: How many layers.
         num_kv_heads: Key/value heads per layer (grouped-query attention); default ``nhead``.
         attention_fn: Every layer's attention kernel (e.g. ``chunked_attention``), as in
-            [`MultiHeadAttention`][attention_ref.MultiHeadAttention]; default the reference.
+            [`MultiHeadAttention`][attention_ref.MultiHeadAttention]; default ``None``, the
+            explicit weights of [`attention_weights`][attention_ref.attention_weights].
 
     Examples:
         >>> import torch
@@ -87,8 +91,9 @@ class TinyDecoder(nn.Module):
     ) -> Tensor:
         """Logits ``(N, L, V)`` for ``tokens`` ``(N, L)``; with ``caches`` (one per layer),
         ``tokens`` are the new ones and the earlier ones come from the caches. ``attn_mask``
-        (e.g. a padding mask ``(N, 1, 1, S)`` over every token, cached and new) applies
-        together with the causal mask."""
+        (e.g. a padding mask ``(N, 1, 1, S)``) applies together with the causal mask; it
+        covers the keys the caches return: every token so far, or with rolling caches the
+        ones held and the new ones."""
         x = self.embed(tokens)  # (N, L, E)
         for i, layer in enumerate(self.layers):
             cache = None if caches is None else caches[i]
@@ -112,8 +117,9 @@ def generate(
     first step runs the prompt and every later step only the one new token.
 
     Args:
-        model: A [`TinyDecoder`][attention_ref.TinyDecoder] (or any model with its
-            ``forward(tokens, caches, attn_mask=...)`` and ``new_caches(window, sink_tokens)``).
+        model: A [`TinyDecoder`][attention_ref.TinyDecoder], or any model with its
+            ``forward(tokens, caches=None)`` and, with ``use_cache``,
+            ``new_caches(window, sink_tokens)``. No ``attn_mask`` is passed.
         prompt: ``(N, L)`` token ids.
         max_new_tokens: How many tokens to generate.
         use_cache: Keep a [`KVCache`][attention_ref.KVCache] per layer (``model.new_caches``).
@@ -121,9 +127,12 @@ def generate(
             sink_tokens=sink_tokens)``: each holds the first ``sink_tokens`` and the last
             ``cache_window`` tokens, never more, and every query attends to those only
             (sliding-window attention with StreamingLLM's attention sinks), as the full
-            forward with [`sliding_window_mask`][attention_ref.sliding_window_mask]
-            ``(..., sink_tokens=sink_tokens)`` does. ``None``: keep every token.
-        sink_tokens: How many first tokens the rolling caches keep as well.
+            forward with the mask
+            [`sliding_window_mask`][attention_ref.sliding_window_mask]
+            ``(L, window=cache_window, sink_tokens=sink_tokens)`` does. ``None``: keep every
+            token.
+        sink_tokens: How many first tokens the rolling caches keep as well; only with
+            ``cache_window``, and ignored with ``use_cache=False``.
 
     Returns:
         ``(N, L + max_new_tokens)``: the prompt and the generated tokens.

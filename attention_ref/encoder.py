@@ -32,14 +32,18 @@ class TransformerEncoderLayer(nn.Module):
     $$\begin{aligned} h &= \operatorname{LayerNorm}(x + \operatorname{MultiHead}(x, x, x)) \\
       y &= \operatorname{LayerNorm}(h + \sigma(h W_1 + b_1) W_2 + b_2) \end{aligned}$$
 
+    with $\sigma$ the activation; Post-LN, the default (``norm_first=True`` normalizes before
+    each sub-layer instead).
+
     Args:
         d_model: E, the model width.
         nhead: H, the number of attention heads.
         dim_feedforward: F, the hidden width of the feed-forward network.
         dropout: Dropout after attention, inside and after the feed-forward network, and
             on the attention weights (training mode only).
-        activation: ``"relu"``, ``"gelu"`` (exact), ``"gelu_tanh"`` (the tanh
-            approximation, GPT-2's ``gelu_new``), ``"silu"``, or any callable.
+        activation: ``"relu"``, ``"relu2"`` (relu squared), ``"gelu"`` (exact),
+            ``"gelu_tanh"`` (the tanh approximation, GPT-2's ``gelu_new``), ``"silu"``, or any
+            callable.
         layer_norm_eps: ``eps`` of both LayerNorms.
         norm_first: Pre-LN (normalize before each sub-layer) instead of Post-LN.
         bias: Biases in the linear layers and LayerNorms.
@@ -89,9 +93,13 @@ class TransformerEncoderLayer(nn.Module):
     ) -> Tensor:
         """Apply the layer to ``src`` ``(N, L, E)``; returns ``(N, L, E)``.
 
-        ``attn_mask`` follows the SDPA convention (boolean True = may attend), so a
-        padding mask from [`padding_mask`][attention_ref.padding_mask] can be passed as it is;
-        with ``is_causal=True`` both apply.
+        ``attn_mask`` is PyTorch's ``src_mask`` in the SDPA convention (boolean True = may
+        attend: invert PyTorch's), so a padding mask from
+        [`padding_mask`][attention_ref.padding_mask] can be passed as it is. PyTorch's
+        ``src_key_padding_mask`` has no argument here: pass
+        ``to_sdpa_mask(src_key_padding_mask, "mha_key_padding_mask")`` as ``attn_mask`` (``&``
+        it with another boolean mask). ``is_causal=True`` applies the causal mask, with
+        ``attn_mask`` if given; in PyTorch it only hints that ``src_mask`` is causal.
         """
         x = src
         if self.norm_first:  # Pre-LN
@@ -114,8 +122,9 @@ class TransformerEncoderLayer(nn.Module):
     def from_torch(cls, module: nn.TransformerEncoderLayer) -> TransformerEncoderLayer:
         """Copy an ``nn.TransformerEncoderLayer`` made with ``batch_first=True``.
 
-        In eval mode both give the same output for the same input. Another module raises a
-        TypeError, one that is not batch-first a ValueError.
+        In eval mode both give the same output for the same input (with boolean masks
+        inverted: ``~mask``). The copy is in training mode, as any new module. Another module
+        raises a TypeError, one that is not batch-first a ValueError.
 
         Examples:
             >>> import torch

@@ -30,8 +30,25 @@ def _check_module(module: object, expected: type[nn.Module]) -> None:
 def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
     """A new ``cls`` (``MultiHeadAttention``) with ``module``'s sizes and weights.
 
-    The same output for the same batch-first inputs; invert boolean masks (``~mask``): in
-    PyTorch's ``attn_mask`` and ``key_padding_mask`` True means *masked*.
+    ``MultiHeadAttention.from_torch(module)`` calls it. PyTorch's ``in_proj_weight`` (or its
+    ``q_proj_weight``, ``k_proj_weight`` and ``v_proj_weight`` when ``kdim`` or ``vdim``
+    differs from ``embed_dim``) is cut into ``q_proj``, ``k_proj`` and ``v_proj``;
+    ``out_proj``, the biases, ``dropout``, the device and the dtype are kept. The copy is
+    batch-first whatever ``module.batch_first`` is, and in training mode, as any new module.
+
+    It gives the same output for the same inputs (batch-first) with boolean masks inverted
+    (``~mask``): in PyTorch's ``attn_mask`` and ``key_padding_mask`` True means *masked*.
+    ``key_padding_mask`` has no argument here: pass
+    ``to_sdpa_mask(key_padding_mask, "mha_key_padding_mask")`` as ``attn_mask``. PyTorch
+    averages the weights over the heads unless ``average_attn_weights=False``; the copy
+    returns them per head.
+
+    Args:
+        cls: The class to build: ``MultiHeadAttention`` or a subclass.
+        module: The ``torch.nn.MultiheadAttention`` to copy.
+
+    Returns:
+        A new ``cls`` with ``module``'s weights.
 
     Raises:
         TypeError: If ``module`` is not an ``nn.MultiheadAttention``.
@@ -67,9 +84,20 @@ def attention_from_torch(cls: type[Any], module: nn.MultiheadAttention) -> Any:
 
 
 def attention_to_torch(module: Any) -> nn.MultiheadAttention:
-    """A new batch-first ``nn.MultiheadAttention`` with the sizes and weights of ``module``
-    (a ``MultiHeadAttention``): $W^Q, W^K, W^V$ concatenated into ``in_proj_weight``.
-    Invert boolean masks for it (``~mask``: True means *masked* there).
+    """A new batch-first ``nn.MultiheadAttention`` with the sizes and weights of ``module``.
+
+    ``MultiHeadAttention.to_torch()`` calls it. $W^Q, W^K, W^V$ are concatenated into
+    ``in_proj_weight`` (or kept as ``q_proj_weight``, ``k_proj_weight`` and
+    ``v_proj_weight`` when ``kdim`` or ``vdim`` differs from ``embed_dim``); ``out_proj``,
+    the biases, ``dropout``, the device, the dtype and the training mode are kept. Invert
+    boolean masks for it (``~mask``: True means *masked* there), and pass
+    ``average_attn_weights=False`` to get its weights per head, as ``module`` returns them.
+
+    Args:
+        module: The ``MultiHeadAttention`` to copy.
+
+    Returns:
+        A new ``torch.nn.MultiheadAttention`` with ``batch_first=True``.
 
     Raises:
         ValueError: If ``module`` uses an option ``nn.MultiheadAttention`` cannot express:
@@ -120,8 +148,23 @@ def attention_to_torch(module: Any) -> nn.MultiheadAttention:
 
 
 def layer_from_torch(cls: type[Any], module: Any, twin: type[nn.Module]) -> Any:
-    """A new ``cls`` (the encoder or decoder layer) with the sizes and weights of ``module``,
-    an instance of ``twin`` (``nn.TransformerEncoderLayer`` or ``nn.TransformerDecoderLayer``).
+    """A new ``cls`` (the encoder or decoder layer) with the sizes and weights of ``module``.
+
+    The ``from_torch`` of ``TransformerEncoderLayer`` and ``TransformerDecoderLayer`` call it.
+    Every attention is copied by ``attention_from_torch``; ``linear1``, ``linear2`` and the
+    norms load PyTorch's ``state_dict`` as it is, and PyTorch's activation function is used
+    as it is. The copy is in training mode, as any new module;
+    in eval mode it gives the same output for the same input, with boolean masks inverted
+    (``~mask``).
+
+    Args:
+        cls: The class to build: ``TransformerEncoderLayer`` or ``TransformerDecoderLayer``.
+        module: The PyTorch layer to copy, an instance of ``twin``, made with
+            ``batch_first=True``.
+        twin: ``nn.TransformerEncoderLayer`` or ``nn.TransformerDecoderLayer``.
+
+    Returns:
+        A new ``cls`` with ``module``'s weights.
 
     Raises:
         TypeError: If ``module`` is not a ``twin``.

@@ -44,9 +44,9 @@ class MultiHeadAttention(nn.Module):
       \mathrm{head}_H) W^O,\quad \mathrm{head}_i = \operatorname{Attention}(QW_i^Q, KW_i^K,
       VW_i^V)$$
 
-    The heads' $W_i^Q$ sit side by side in one ``q_proj``. Masks use SDPA's convention,
-    boolean True = **may attend** (``nn.MultiheadAttention`` means the opposite). float16
-    and bfloat16 run the projections in that dtype and the attention in float32.
+    The heads' $W_i^Q$ sit side by side in one ``q_proj``. Masks use SDPA's convention, boolean
+    True = **may attend** (``nn.MultiheadAttention`` means the opposite). float16 and bfloat16
+    run the projections in that dtype and, without an ``attention_fn``, attention in float32.
 
     Args:
         embed_dim: E, the model width (d_model).
@@ -56,13 +56,14 @@ class MultiHeadAttention(nn.Module):
         kdim: Width of ``key`` if not ``embed_dim`` (cross-attention).
         vdim: Width of ``value`` if not ``embed_dim``.
         num_kv_heads: H_kv (grouped-query attention), dividing H; default H, 1 is multi-query.
-        rope_base: RoPE with this base (10000 in Llama 2): a ``Rotary`` part after ``qk_parts``.
+        rope_base: Rotary positions, self-attention only, with this base (10000 in Llama 2).
         rope_interleaved: RoPE pairs ``2i, 2i + 1`` (GPT-J) if True, else ``i, i + D/2`` (GPT-NeoX).
-        qk_parts: Modules ``part(q, k, positions) -> (q, k)`` applied in order to every
-            head's queries and keys (``attention_ref.qk_parts``: a norm, partial RoPE).
+        qk_parts: Modules ``part(q, k, positions) -> (q, k)`` run in order on each head's queries
+            and keys, before ``rope_base`` (``attention_ref.qk_parts``: a norm, partial RoPE).
         output_gate: A module ``gate(heads, query) -> heads`` on the merged heads before
             ``out_proj`` (``attention_ref.output_gate.OutputGate``, Qwen3-Next).
-        mask_mod: The layer's own rule (a window, Llama 4's chunks), in every call.
+        mask_mod: A mask function ``mask_mod(b, h, q_idx, kv_idx) -> bool``, the layer's own
+            (a window, Llama 4's chunks), applied in every call.
         head_dim: D, each head's width (``q_proj``: E to H * D); default ``embed_dim // H``.
         scale: Multiplies the scores; ``None`` means ``1 / sqrt(head_dim)``.
         attention_fn: The kernel of the heads, with SDPA's arguments on ``(N, H, L, D)``
@@ -83,9 +84,8 @@ class MultiHeadAttention(nn.Module):
         >>> out, weights = mha(x)  # self-attention: key = value = x
         >>> out.shape, weights.shape  # weights per head: (N, H, L, S)
         (torch.Size([1, 3, 8]), torch.Size([1, 2, 3, 3]))
-        >>> weights.sum(dim=-1)
-        tensor([[[1.0000, 1.0000, 1.0000],
-                 [1.0000, 1.0000, 1.0000]]], grad_fn=<SumBackward1>)
+        >>> weights.sum(dim=-1).allclose(torch.ones(1, 2, 3))  # every row sums to 1
+        True
         >>> sum(p.numel() for p in mha.parameters())  # 4 * E * E + 4 * E
         288
         >>> blocks = MultiHeadAttention(8, 2, attention_fn=chunked_attention)  # another kernel
@@ -155,35 +155,35 @@ class MultiHeadAttention(nn.Module):
         positions: Tensor | None = None,
         kv_cache: KVCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """Attend from ``query`` to ``key``/``value``; every mask given applies (all must allow
-        a key), over positions (``attention_ref.mask_pipeline``), with a cache or without.
+        """Attend from ``query`` to ``key``/``value``, with or without a KV cache.
+
+        Every mask given (``attn_mask``, ``is_causal``, either ``mask_mod``, a rolling cache's
+        rule) must allow a key; all are over token positions, so they stay right with a cache.
 
         Args:
             query: ``(N, L, E)``.
             key: ``(N, S, kdim)``; defaults to ``query`` (self-attention).
             value: ``(N, S, vdim)``; defaults to ``key``.
-            attn_mask: Broadcastable to ``(N, H, L, S)``, as for
-                [`attention_weights`][attention_ref.attention_weights]; with a cache it
-                covers every key, cached and new.
+            attn_mask: Broadcastable to ``(N, H, L, S)``, bool or float as for SDPA; with a
+                cache it covers the keys the cache returns, held and new.
             is_causal: Causal mask over positions: query ``t`` sees keys ``0..t`` (without a
                 cache top-left-aligned, with one bottom-right).
-            mask_mod: A rule of positions, ``mask_mod(b, h, q_idx, kv_idx) -> bool``
-                (``attention_ref.mask_mods``); a kernel that takes ``mask_mod`` and
-                ``q_offset`` gets it as a rule, others as a mask.
+            mask_mod: A mask function for this call only, as at construction.
             need_weights: Also return the attention weights (only without an ``attention_fn``).
             positions: The queries' (and keys') positions for ``qk_parts``, ``(L,)`` or
-                ``(N, L)``, default ``kv_cache.tokens_seen + arange(L)``.
-            kv_cache: Self-attention only: the earlier tokens' keys and values; the new ones
-                (after rotary positions) are appended, and the queries attend to all. A
-                rolling cache adds its own rule (``KVCache.rule()``), whatever ``is_causal``.
+                ``(N, L)``; default ``arange(L)``, after the cache's ``tokens_seen`` tokens.
+            kv_cache: Self-attention only: the earlier tokens' keys and values, to which the new
+                ones (after rotary positions) are appended.
 
         Returns:
-            ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head
-            (after dropout, as PyTorch returns them), or ``None``.
+            ``(output, weights)``: output ``(N, L, E)``; weights ``(N, H, L, S)`` per head, after
+            dropout (PyTorch's with ``average_attn_weights=False``), or ``None``.
 
         Raises:
-            ValueError: On mismatched shapes, a cache with a separate ``key``, another N or
-                H_kv or ``positions`` that do not continue it.
+            ValueError: On mismatched shapes; a separate ``key`` with a cache or with rotary
+                positions (``rope_base``, or a ``qk_parts`` part that reads positions); a cache
+                holding another N or H_kv; or ``positions`` that do not continue the cache.
+            TypeError: On non-floating inputs or a ``kv_cache`` that is not a ``KVCache``.
         """
         key = query if key is None else key
         value = key if value is None else value  # (N, S, vdim)
@@ -231,9 +231,9 @@ class MultiHeadAttention(nn.Module):
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
-        """Copy a ``torch.nn.MultiheadAttention``: ``interop.attention_from_torch``."""
+        """Copy an ``nn.MultiheadAttention``: ``attention_ref.interop.attention_from_torch``."""
         return attention_from_torch(cls, module)
 
     def to_torch(self) -> nn.MultiheadAttention:
-        """These weights in a ``torch.nn.MultiheadAttention``: ``interop.attention_to_torch``."""
+        """A copy as an ``nn.MultiheadAttention``: ``attention_ref.interop.attention_to_torch``."""
         return attention_to_torch(self)
