@@ -52,31 +52,54 @@ def indices(
     return b, h, q_idx, kv_idx
 
 
-def call(name: str, fn: Callable[..., object], *args: Tensor) -> Tensor:
-    """``fn(*args)``, its result checked to be a tensor that broadcasts to (N, H, L, S)."""
+def _tile(shape: torch.Size, whole: tuple[int, ...], q_idx: Tensor, kv_idx: Tensor) -> str:
+    """For an error message: the part of ``whole`` the indices cover; empty if all of it."""
+    if whole == tuple(shape):
+        return ""
+    q, kv = q_idx.flatten().tolist(), kv_idx.flatten().tolist()
+    return f" on queries q_idx {q[0]}..{q[-1]} and keys kv_idx {kv[0]}..{kv[-1]}"
+
+
+def call(
+    name: str, fn: Callable[..., object], *args: Tensor, whole: Sequence[int] | None = None
+) -> Tensor:
+    """``fn(*args)``, its result checked to be a tensor that broadcasts to the indices' shape.
+
+    ``whole``: the (N, H, L, S) of the call when the indices cover one tile of it, so that an
+    error message names the call's shape and the tile's indices.
+    """
     shape = torch.Size([args[-4].size(0), args[-3].size(1), args[-2].size(2), args[-1].size(3)])
+    full = tuple(shape) if whole is None else tuple(whole)
     try:
         result = fn(*args)
     except IndexError as error:  # a captured tensor that does not cover every index
+        tile = _tile(shape, full, args[-2], args[-1])
         raise ValueError(
             f"{name}: expected a function defined for every index of (N, H, L, S) = "
-            f"{tuple(shape)}, got IndexError: {error}"
+            f"{full}, got IndexError{tile}: {error}"
         ) from error
     if not isinstance(result, Tensor):
         raise TypeError(
             f"{name}: expected a function that returns a tensor, got {type(result).__name__}"
         )
     if not broadcasts_to(result.shape, shape):
+        tile = _tile(shape, full, args[-2], args[-1])
+        target = f"to {tuple(shape)}, its indices' shape{tile} of" if tile else "to"
         raise ValueError(
-            f"{name}: expected a result broadcastable to (N, H, L, S) = {tuple(shape)}, "
-            f"got shape {tuple(result.shape)}"
+            f"{name}: expected a result broadcastable {target} (N, H, L, S) = {full}, got "
+            f"shape {tuple(result.shape)}"
         )
     return result
 
 
-def allowed_on(mask_mod: MaskMod, grid: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
-    """``mask_mod`` on an index grid: a bool tensor of 4 dimensions, each 1 or the grid's."""
-    allowed = call("mask_mod", mask_mod, *grid)
+def allowed_on(
+    mask_mod: MaskMod,
+    grid: tuple[Tensor, Tensor, Tensor, Tensor],
+    whole: Sequence[int] | None = None,
+) -> Tensor:
+    """``mask_mod`` on an index grid (a tile of ``whole``, if given): a bool tensor of 4
+    dimensions, each 1 or the grid's."""
+    allowed = call("mask_mod", mask_mod, *grid, whole=whole)
     if allowed.dtype != torch.bool:
         raise TypeError(
             f"mask_mod: expected a function that returns a bool tensor, got dtype {allowed.dtype}"
@@ -114,7 +137,8 @@ def walk_tiles(
         some, every = [], []  # per key: allowed for some / for every query of the tile
         for j in range(0, S, width):
             cols = slice(j, min(j + width, S))
-            allowed = allowed_on(mask_mod, indices((N, H), q_offset, device, rows, cols))
+            grid = indices((N, H), q_offset, device, rows, cols)
+            allowed = allowed_on(mask_mod, grid, shape)
             keys = (*allowed.shape[:2], cols.stop - cols.start)
             some.append(allowed.any(dim=2).expand(keys))  # (N or 1, H or 1, keys)
             every.append(allowed.all(dim=2).expand(keys))

@@ -92,6 +92,7 @@ class _Tiling(NamedTuple):
     plan: Plan  # the tiles visited (the empty ones never are) and what each keeps
     score_mod: ScoreMod | None = None  # changes each tile's scores (natural units)
     q_offset: int = 0  # the position of query row 0, for the score function
+    shape: tuple[int, ...] = ()  # (N, H, L, S), for the score function's error messages
 
 
 def _score_mod_tile(scores: Tensor, rows: slice, cols: slice, tiling: _Tiling) -> Tensor:
@@ -100,7 +101,8 @@ def _score_mod_tile(scores: Tensor, rows: slice, cols: slice, tiling: _Tiling) -
     N, H = tiling.batch  # 4-D inputs: B = N·H
     grid = indices((N, H), tiling.q_offset, scores.device, rows, cols)  # the tile's indices
     tile = scores.view(N, H, *scores.shape[1:])  # (N, H, b_q, b_k)
-    changed = call("score_mod", cast(ScoreMod, tiling.score_mod), tile, *grid)
+    whole = tiling.shape or None
+    changed = call("score_mod", cast(ScoreMod, tiling.score_mod), tile, *grid, whole=whole)
     return changed.expand(tile.shape).reshape(scores.shape)  # (B, b_q, b_k)
 
 
@@ -367,7 +369,8 @@ def chunked_attention(
             both. Any positive sizes give the same result up to rounding; they need not divide
             L or S. Default: a plan's, else ``attention_ref.chunked.DEFAULT_BLOCK_SIZE``,
             (768, 512). Smaller tiles fit a local mask better.
-        enable_gqa: Let key and value have fewer heads than query (grouped-query attention).
+        enable_gqa: Let key and value have ``H_kv`` heads, a divisor of query's ``H``, each
+            shared by ``H / H_kv`` query heads (grouped-query attention).
         mask_mod: A mask function ``mask_mod(b, h, q_idx, kv_idx) -> bool``, True where a
             query may attend (see ``attention_ref.mask_mods``), or its ``TilePlan`` for
             these sizes. The tiles it leaves empty are skipped in both passes. 4-D inputs
@@ -390,10 +393,12 @@ def chunked_attention(
     Raises:
         ValueError: On mismatched shapes, an unbroadcastable mask, ``is_causal`` together
             with ``attn_mask``, inputs that are not 4-D with ``mask_mod`` or ``score_mod``, a
-            plan made for other sizes, block size or ``q_offset``, a block size below 1 or a
-            negative ``q_offset``.
-        TypeError: On non-floating inputs, mixed dtypes, an integer mask, a non-int block size,
-            or a ``mask_mod`` or ``score_mod`` that is not a function.
+            plan made for other sizes, block size or ``q_offset``, a block size below 1, a
+            negative ``q_offset``, or a ``mask_mod`` or ``score_mod`` whose result does not
+            broadcast to (N, H, L, S) or that indexes a tensor it captured out of range.
+        TypeError: On non-floating inputs, mixed dtypes, an integer mask, a non-int block size
+            or ``q_offset``, a ``mask_mod`` or ``score_mod`` that is not a function or returns
+            no tensor, or a ``mask_mod`` that returns no bool tensor.
         RuntimeError: In the backward pass, if a second derivative is asked for
             (``create_graph=True``).
 
@@ -439,7 +444,7 @@ def chunked_attention(
     if scale is None:
         scale = 1.0 / math.sqrt(D)
     plan = _plan(mask_mod, is_causal, attn_mask, (batch, L, S), (b_q, b_k), q_offset, query.device)
-    tiling = _Tiling(batch, scale, b_q, b_k, plan, score_mod, q_offset)
+    tiling = _Tiling(batch, scale, b_q, b_k, plan, score_mod, q_offset, (*batch, L, S))
     captured = () if score_mod is None else _captured(score_mod, upcast(query).dtype, query.device)
 
     dtype = query.dtype  # float16/bfloat16: computed in float32, returned in the input dtype

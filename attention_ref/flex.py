@@ -7,8 +7,8 @@ and a ``mask_mod(b, h, q_idx, kv_idx)`` that says which scores are kept (see
 lines: the scores, then ``score_mod``, then the mask, then the softmax.
 
 Score functions (each returns a ``score_mod``): ``alibi`` (Press et al.), ``softcap``
-(Gemma 2's logit soft-capping) and ``relative_bias`` (after Shaw et al., one scalar bias per
-head and clipped offset, which can be learned).
+(Gemma 2's logit soft-capping) and ``relative_bias`` (a learnable scalar bias per head and
+offset, clipped as in Shaw et al.).
 
 Shape legend (batch-first, as ``flex_attention``): N batch, H query heads, H_kv key/value
 heads, L query length, S key/value length, D query/key width (one head's), Dv value width.
@@ -86,14 +86,14 @@ def softcap(cap: float) -> ScoreMod:
     (``1/√D`` by default) is applied before.
 
     Args:
-        cap: The bound; a positive number (Gemma 2 uses 50 for attention).
+        cap: The bound; a positive, finite number (Gemma 2 uses 50 for attention).
 
     Returns:
         A ``score_mod(score, b, h, q_idx, kv_idx)``.
 
     Raises:
         TypeError: If ``cap`` is not a number.
-        ValueError: If ``cap`` is not positive.
+        ValueError: If ``cap`` is not positive or not finite.
 
     Examples:
         >>> import torch
@@ -104,7 +104,8 @@ def softcap(cap: float) -> ScoreMod:
     if isinstance(cap, bool) or not isinstance(cap, (int, float)):
         raise TypeError(f"cap: expected a number, got {type(cap).__name__}")
     if not (cap > 0 and math.isfinite(cap)):
-        raise ValueError(f"cap: expected a positive number, got {cap}")
+        finite = ", which is not finite" if cap == math.inf else ""
+        raise ValueError(f"cap: expected a positive number, got {cap}{finite}")
 
     def score_mod(score: Tensor, b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
         return cap * torch.tanh(score / cap)
@@ -113,12 +114,13 @@ def softcap(cap: float) -> ScoreMod:
 
 
 def relative_bias(table: Tensor) -> ScoreMod:
-    r"""Clipped relative positions after Shaw et al., as one scalar bias per head and offset.
+    r"""A relative position bias: one scalar per head and offset, clipped as in Shaw et al.
 
     $$s'_{h,q,kv} = s_{h,q,kv} + T_{h,\ \mathrm{clip}(kv - q,\,-R,\,R) + R}$$
 
     ``table`` holds one bias per head for each offset ``-R .. R``; keys further than ``R``
-    away share the bias of ``±R``. The table is captured, not copied: gradients of the
+    away share the bias of ``±R``. Shaw et al. learn a vector per clipped offset; this keeps
+    their clipping with one number per head. The table is captured, not copied: gradients of the
     attention reach it, so it can be an ``nn.Parameter``.
 
     Args:
@@ -198,7 +200,8 @@ def flex_reference(
 
     The scores, then ``score_mod``, then the mask, then the softmax over the keys the mask
     keeps (with ``enable_gqa``, K and V are indexed by the query head's key/value head). A
-    query that the mask leaves no key gets zeros (SDPA's convention) and a log-sum-exp of
+    query that the mask leaves no key gets zeros (as ``flex_attention`` and SDPA do) and a
+    log-sum-exp of
     ``-inf``. Both functions are called once, on index tensors that broadcast to
     (N, H, L, S) (see [`create_mask`][attention_ref.create_mask]); ``h`` is the query head.
     Everything is differentiable, also the tensors a ``score_mod`` captures

@@ -1,7 +1,13 @@
 """Heads: split a projection into heads, merge them back, share key/value heads (GQA).
 
-What every multi-head module does around the attention itself: multi-head attention, the
-latent form (MLA) and the figures all use these three functions.
+What the attention modules and functions do around the attention itself: split a projection
+into heads and merge them back (``split_heads``, ``merge_heads``), repeat key/value heads for
+grouped-query attention (``expand_kv_heads``), find the batch shape that query, key and value
+broadcast to (``batch_shape``) and the positions RoPE rotates the heads at
+(``head_positions``). ``MultiHeadAttention`` and ``MultiHeadLatentAttention`` split, merge
+and place their heads with them; ``scaled_dot_product_attention`` and ``chunked_attention``
+repeat key/value heads with ``expand_kv_heads``; ``chunked_attention`` and the local and
+linear attention functions find their batch with ``batch_shape``.
 
 Shape legend (batch-first): N batch, L length, H heads, H_kv key/value heads, D one head's
 width (d_k), S key/value length.
@@ -34,7 +40,21 @@ def merge_heads(x: Tensor) -> Tensor:
 
 
 def expand_kv_heads(query: Tensor, kv: Tensor, name: str) -> Tensor:
-    """Grouped-query attention: repeat each key/value head for its group of query heads."""
+    """Grouped-query attention: repeat each key/value head for its group of query heads.
+
+    Args:
+        query: ``(..., H, L, D)``.
+        kv: The keys or values, ``(..., H_kv, S, D)``, with ``H_kv`` dividing ``H``.
+        name: ``"key"`` or ``"value"``, for the error message.
+
+    Returns:
+        ``(..., H, S, D)``: key/value head ``j`` serves query heads ``j·H/H_kv`` to
+        ``(j + 1)·H/H_kv - 1``.
+
+    Raises:
+        ValueError: If ``query`` or ``kv`` has fewer than 3 dimensions, or ``H_kv`` does not
+            divide ``H``.
+    """
     if query.dim() < 3 or kv.dim() < 3:
         raise ValueError(
             f"enable_gqa: expected query and {name} with a head dimension (..., H, L, D), "
@@ -50,7 +70,11 @@ def expand_kv_heads(query: Tensor, kv: Tensor, name: str) -> Tensor:
 
 
 def batch_shape(query: Tensor, key: Tensor, value: Tensor) -> torch.Size:
-    """The batch dimensions (all but the last two) that query, key and value broadcast to."""
+    """The batch dimensions (all but the last two) that query, key and value broadcast to.
+
+    Raises:
+        ValueError: If they do not broadcast.
+    """
     try:
         return torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     except RuntimeError:
@@ -63,9 +87,18 @@ def batch_shape(query: Tensor, key: Tensor, value: Tensor) -> torch.Size:
 def head_positions(
     positions: Tensor | None, start: int, length: int, device: torch.device
 ) -> Tensor:
-    """The positions to rotate every head's queries and keys at: ``start + arange(L)`` by
-    default (continuing a cache of ``start`` tokens), ``(L,)`` as given, or ``(N, L)`` as
-    ``(N, 1, L)``, the same for every head."""
+    """The positions at which RoPE rotates every head's queries and keys.
+
+    Args:
+        positions: ``(L,)`` or ``(N, L)``; None for ``start + arange(length)``, which
+            continues a cache of ``start`` tokens.
+        start: The position of the first token when ``positions`` is None.
+        length: L, the number of tokens when ``positions`` is None.
+        device: Where to make the default positions.
+
+    Returns:
+        ``(L,)``, or ``(N, 1, L)`` for ``(N, L)`` positions: the same for every head.
+    """
     if positions is None:
         return torch.arange(start, start + length, device=device)  # (L,)
     return positions[:, None, :] if positions.dim() == 2 else positions  # (N, 1, L) or (L,)

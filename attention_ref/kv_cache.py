@@ -104,7 +104,12 @@ class _TokenCache:
     def check(self, x: Tensor, positions: Tensor | None, heads: int) -> int:
         """Called by the modules before ``update``: returns ``tokens_seen``, the position of
         ``x``'s first token, after checking that ``x`` (N, L, ...) has the cached batch size,
-        ``heads`` the cached head count, and ``positions`` (if given) continue the cache."""
+        ``heads`` the cached head count, and ``positions`` (if given) continue the cache.
+
+        Raises:
+            ValueError: If ``x``'s batch size or ``heads`` differs from the cached tokens', or
+                ``positions`` are not ``tokens_seen, tokens_seen + 1, ...``.
+        """
         start, (n, length) = self.tokens_seen, x.shape[:2]
         if self.held and self.held[0].shape[:2] != (n, heads):
             raise ValueError(
@@ -143,8 +148,9 @@ class KVCache(_TokenCache):
 
     Args:
         window: W, how many recent tokens to keep (each query counts itself); ``None``
-            keeps every token.
+            keeps every token. Keyword-only.
         sink_tokens: How many first tokens to keep as well; only with ``window``.
+            Keyword-only.
 
     Raises:
         ValueError: On ``window`` below 1, ``sink_tokens`` below 0, or ``sink_tokens``
@@ -193,11 +199,15 @@ class KVCache(_TokenCache):
         return self.held[1] if self.held else None
 
     def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
-        """Append the new tokens' ``key`` and ``value``, ``(N, H_kv, L, D)``.
+        """Append the new tokens' keys and values.
 
         With a ``window``, it returns every held and new entry, then keeps only its first
         ``sink_tokens`` and last ``window`` entries for the next call: the new queries attend
         over the held keys and all ``L`` new ones, under ``visible``'s rule.
+
+        Args:
+            key: ``(N, H_kv, L, D)``, the new tokens' keys, rotated if the layer uses RoPE.
+            value: ``(N, H_kv, L, D)``, their values.
 
         Returns:
             The held tokens, then the new ones: ``(N, H_kv, S + L, D)`` each, at the
@@ -217,7 +227,18 @@ class LatentCache(_TokenCache):
     ``latent`` is $c^{KV}$ ``(N, 1, S, R)`` and ``rope_key`` the shared rotated key $k^R$
     ``(N, 1, S, D_rope)``: ``R + D_rope`` numbers per token and layer, shared by all heads
     (independent of H). The positions, ``window`` and ``sink_tokens`` work as in
-    [`KVCache`][attention_ref.KVCache].
+    [`KVCache`][attention_ref.KVCache]: ``LatentCache(window=W, sink_tokens=s)`` is a rolling
+    cache.
+
+    Args:
+        window: W, how many recent tokens to keep; ``None`` keeps every token. Keyword-only.
+        sink_tokens: How many first tokens to keep as well; only with ``window``.
+            Keyword-only.
+
+    Raises:
+        ValueError: On ``window`` below 1, ``sink_tokens`` below 0, or ``sink_tokens``
+            without ``window``.
+        TypeError: On a non-int ``window`` or ``sink_tokens``.
 
     Examples:
         >>> import torch

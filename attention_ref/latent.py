@@ -228,9 +228,9 @@ class MultiHeadLatentAttention(nn.Module):
             ``(N, L, E)``.
 
         Raises:
-            TypeError: If ``x`` is not a floating tensor or ``kv_cache`` not a ``LatentCache``.
-            ValueError: If ``x`` is not ``(N, L, E)``, the cache holds another N or other
-                widths, or ``positions`` do not continue the cache.
+            TypeError: On a wrong dtype (``x``, ``attn_mask``) or a cache not a ``LatentCache``.
+            ValueError: If ``x`` is not ``(N, L, E)``, ``attn_mask`` does not broadcast, the
+                cache holds another N or widths, or ``positions`` do not continue the cache.
         """
         check_tensor("x", x)
         if x.dim() != 3 or x.size(-1) != self.d_model:

@@ -17,7 +17,8 @@ come after cached keys, ``create_mask(..., q_offset=...)`` passes ``q_idx + q_of
 - ``create_mask``: the rule as a bool (N, H, L, S) tensor;
 - ``block_sparsity``: the percentage of (b_q × b_k) tiles the rule leaves empty;
 - from ``attention_ref.flex``: the score functions ``alibi``, ``softcap``, ``relative_bias``
-  and ``flex_reference``, FlexAttention's semantics in plain PyTorch.
+  (each returns a ``score_mod(score, b, h, q_idx, kv_idx)``, the new score) and
+  ``flex_reference``, FlexAttention's semantics in plain PyTorch.
 
 Shape legend: N batch, H heads, L query length, S key length.
 """
@@ -92,9 +93,8 @@ def sliding_window(window: int, sink_tokens: int = 0) -> MaskMod:
     The same rule as [`sliding_window_mask`][attention_ref.sliding_window_mask] with
     ``causal=True`` (its default): the query itself and the ``window - 1`` keys before it, and
     with ``sink_tokens`` also the first ``sink_tokens`` keys (sink tokens, StreamingLLM's
-    "attention sinks"; what a rolling ``KVCache`` keeps).
-    A rolling ``KVCache``'s ``rule()`` is this function, so a module decoding with a rolling
-    cache masks with it.
+    "attention sinks"). A rolling ``KVCache`` keeps these keys, and its ``rule()`` is this
+    function, so a module decoding with a rolling cache masks with it.
 
     Args:
         window: How many keys a query sees at most, besides the sink tokens; at least 1.
@@ -467,7 +467,8 @@ def create_mask(
         A bool tensor ``(N, H, L, S)``, True where attention is allowed: SDPA's convention.
 
     Raises:
-        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor.
+        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, or a
+            size or ``q_offset`` is not an int.
         ValueError: If a size is below 1, ``q_offset`` is negative, the result does not
             broadcast to (N, H, L, S), or ``mask_mod`` indexes a tensor it captured out of
             range (document ids shorter than the positions asked for, say).
@@ -489,12 +490,12 @@ def block_sparsity(
 ) -> float:
     """The percentage of the tiles (b_q × b_k, from ``block_size``) that the mask leaves empty.
 
-    The scores are cut into ``ceil(L / b_q)`` by ``ceil(S / b_k)`` tiles per batch element and head
-    (the last ones partial); a tile where the rule allows nothing need not be computed at all.
-    Tiles are counted per batch element and head, as PyTorch does;
+    The scores of each batch element and head are cut into ``ceil(L / b_q)`` by
+    ``ceil(S / b_k)`` tiles (the last ones partial); a tile where the rule allows nothing need
+    not be computed at all. Each batch element's and head's tiles are counted, as PyTorch does;
     ``attention_ref.tile_plan.plan_tiles`` walks the same tiles but skips one only where it is
-    empty for every batch element and head, since ``chunked_attention`` computes all heads of a
-    tile together.
+    empty for the whole batch and every head, since ``chunked_attention`` computes all heads of
+    a tile together.
     This is what ``BlockMask.sparsity()`` of PyTorch's ``create_block_mask`` reports when
     ``L`` and ``S`` are multiples of the block size. Otherwise PyTorch counts each computed tile
     at its full block area, partial ones too, divides by ``N·H·L·S``, and can report a
@@ -512,8 +513,8 @@ def block_sparsity(
         A float from 0 (every tile computed) to 100 (none).
 
     Raises:
-        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, or
-            ``block_size`` is not an int or pair.
+        TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, a size
+            is not an int, or ``block_size`` is neither an int nor a pair.
         ValueError: If a size or block size is below 1, the result does not broadcast to
             (N, H, L, S), or ``mask_mod`` indexes a tensor it captured out of range.
 

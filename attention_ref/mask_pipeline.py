@@ -12,11 +12,17 @@ queries the same rows that one forward pass over the whole sequence would give u
 (a rolling cache's window included).
 ``call_kernel`` then hands the kernel either that rule (a kernel whose signature takes
 ``mask_mod`` and ``q_offset``, such as ``chunked_attention``: it skips the tiles the rule leaves
-empty) or one dense mask (any other kernel, and the default).
+empty) or, for any other kernel, one dense mask (``dense``), as the module's own attention
+without an ``attention_fn`` also gets. Causal alone, without a cache, stays the flag
+``is_causal`` (the kernels' fast path).
 
 A rule bound into the kernel, ``partial(chunked_attention, mask_mod=R)``, is one more rule:
 it is ANDed with the others and aligned the same way, never dropped; where it cannot be
-aligned (a kernel that takes no ``q_offset``, under a cache) a ``ValueError`` says so.
+aligned (a kernel that takes no ``q_offset``, under a cache) a ``ValueError`` says so. A bound
+``TilePlan`` contributes its rule and its block size; the rule is planned again for each call.
+A score function bound into the kernel, ``partial(chunked_attention, score_mod=alibi(H))``, is
+read at the same positions: the queries at ``q_offset + i`` and, in a rolling cache, each key
+at its position.
 
 Shape legend: N batch, H query heads, L queries, S keys (cached and new), D one head's width.
 """
@@ -66,7 +72,7 @@ class Masks:
 
 
 def at_positions(rule: MaskMod, key_positions: Tensor | None) -> MaskMod:
-    """The rule ``rule``, read per key slot: ``kv_idx`` becomes ``key_positions[kv_idx]``."""
+    """Return ``rule`` read per key slot: ``kv_idx`` becomes ``key_positions[kv_idx]``."""
     if key_positions is None:
         return rule
     return lambda b, h, q_idx, kv_idx: rule(b, h, q_idx, key_positions[kv_idx])
@@ -84,6 +90,10 @@ def gather(
     """The masks of a module's call after its cache ``update``: the caller's ``mask_mod``,
     ``is_causal`` (``causal()`` over positions), the cache's own ``rule()`` and the layer's
     own ``layer_rule`` (a sliding window, chunks), ANDed.
+
+    Raises:
+        TypeError: If ``attn_mask`` is neither a bool nor a floating tensor.
+        ValueError: If ``attn_mask`` does not broadcast to ``shape``.
 
     Examples:
         >>> import torch
@@ -111,8 +121,8 @@ def gather(
 
 def dense(masks: Masks, device: torch.device | None = None) -> tuple[Tensor | None, bool]:
     """``(attn_mask, is_causal)`` for a kernel that takes tensors only: the rule evaluated and
-    combined with the caller's tensor (AND for a boolean one, -inf where it hides for a
-    floating one)."""
+    combined with the caller's tensor (AND for a boolean one; for a floating one, -inf where the
+    rule hides a key)."""
     if masks.rule is None:
         return masks.attn_mask, masks.is_causal
     allowed = mask_values(masks.rule, masks.shape, masks.q_offset, device)  # (N, H, L, S)-able
@@ -138,7 +148,11 @@ def _bound(fn: Callable[..., Any]) -> dict[str, Any]:
 def call_kernel(
     fn: Callable[..., Tensor], q: Tensor, k: Tensor, v: Tensor, masks: Masks, **kwargs: Any
 ) -> Tensor:
-    """``fn(q, k, v, ...)`` with the masks in the form it takes (module docstring).
+    """``fn(q, k, v, ...)`` with the masks in the form it takes: the rule, or one dense mask.
+
+    A kernel whose signature takes ``mask_mod`` and ``q_offset`` gets the rule (with any rule
+    bound into it, aligned); any other gets ``dense(masks)``. A ``score_mod`` bound into ``fn``
+    reads each key at its position in a rolling cache.
 
     Raises:
         ValueError: If ``fn`` has a ``mask_mod`` bound into it, takes no ``q_offset``, and

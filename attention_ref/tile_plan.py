@@ -9,11 +9,11 @@ mask inside. ``plan_tiles`` sorts the tiles into these three kinds, like the ``B
 PyTorch's ``create_block_mask``, but with one grid for the whole batch and all heads, which are
 computed together (a ``BlockMask`` sorts the tiles of each sequence and head).
 
-Sorting the tiles is exact: it calls ``mask_mod`` on every (query, key) pair once (a row of
-tiles, or part of one, at a time; once per batch element and head only if the rule's result
-depends on ``b`` or ``h``), a
-pass whose cost is of the order of one forward pass (measured on the cost page, "Skipping
-masked tiles"). So build the
+Sorting the tiles is exact: it evaluates ``mask_mod`` on every (query, key) pair, a row of
+tiles (or part of one) per call, with ``b`` and ``h`` as broadcastable index tensors (a rule that
+ignores them is evaluated once per pair, not once per batch element and head). That is an
+elementwise pass over all L·S pairs, which can take as long as the masked forward pass it
+speeds up (the cost page's "Skipping masked tiles" reports each plan's time). So build the
 plan once, ``plan = plan_tiles(...)``, and pass ``chunked_attention(q, k, v, mask_mod=plan)`` to
 every call with the same mask, sizes, block size and ``q_offset`` (every layer of one forward
 pass), as FlexAttention users build one ``BlockMask``.
@@ -30,7 +30,7 @@ Queries stand at positions ``q_offset + i`` (``L`` new queries after ``q_offset`
 as in ``attention_ref.mask_mods.create_mask``.
 
 Shape legend: N batch, H (query) heads, L query length, S key length, b_q and b_k the tile's
-query and key sizes, B = N·H.
+query and key sizes, B the batch dimensions flattened into one (N·H for 4-D inputs).
 """
 
 from __future__ import annotations
@@ -63,17 +63,30 @@ class Plan(Protocol):
     """What ``chunked_attention``'s tile loop asks of a mask: which tiles, and what each keeps."""
 
     @property
-    def tiles(self) -> Tiles: ...
+    def tiles(self) -> Tiles:
+        """Each block of query rows (a row of tiles) with the blocks of keys visited in it."""
+        ...
 
     def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
-        """Broadcastable to (B, b_q, b_k), True = may attend; None where all of it is kept."""
+        """What one tile keeps.
+
+        Args:
+            rows: The tile's block of query rows.
+            cols: The tile's block of keys.
+            device: Where to make the result (that of the inputs).
+
+        Returns:
+            A bool tensor broadcastable to (B, b_q, b_k), True = may attend; None where the
+            whole tile is kept.
+        """
         ...
 
 
 @dataclass(frozen=True, eq=False)
 class TilePlan:
-    """The tiles a mask leaves non-empty, those of them it masks partly, and how many it
-    leaves empty. Made by ``plan_tiles`` (or ``plan_causal``).
+    """A rule's plan: the tiles it computes, those it masks partly, and how many it skips.
+
+    Made by ``plan_tiles`` (or ``plan_causal``).
 
     Attributes:
         mask_mod: The mask function.
@@ -101,13 +114,22 @@ class TilePlan:
         return -(-L // b_q) * -(-S // b_k)
 
     def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
-        """What a non-empty tile keeps, broadcastable to (B, b_q, b_k), True = may attend; None
-        for a tile the mask allows entirely."""
+        """What one non-empty tile keeps: the rule evaluated on its indices, if it is partial.
+
+        Args:
+            rows: The tile's block of query rows.
+            cols: The tile's block of keys.
+            device: Where to evaluate the rule (that of the inputs).
+
+        Returns:
+            A bool tensor broadcastable to (B, b_q, b_k), True = may attend; None for a tile
+            the mask allows entirely.
+        """
         if (rows.start, cols.start) not in self.partial:
             return None
         N, H = self.shape[:2]
         grid = indices((N, H), self.q_offset, device, rows, cols)
-        allowed = allowed_on(self.mask_mod, grid)  # (N or 1, H or 1, b_q or 1, b_k or 1)
+        allowed = allowed_on(self.mask_mod, grid, self.shape)  # (N|1, H|1, b_q|1, b_k|1)
         if allowed.shape[:2] == (1, 1):
             return allowed[0]  # (1, b_q or 1, b_k or 1)
         allowed = allowed.expand(N, H, *allowed.shape[2:])
@@ -129,7 +151,16 @@ class DensePlan:
     tiles: Tiles
 
     def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
-        """The mask's block for one tile, (B, b_q or 1, b_k or 1); only this block is expanded."""
+        """The mask's block for one tile, ``mask_block(mask, batch, rows, cols)``.
+
+        Args:
+            rows: The tile's block of query rows.
+            cols: The tile's block of keys.
+            device: Unused: the block is on the mask's device.
+
+        Returns:
+            ``(B, b_q or 1, b_k or 1)``, True = may attend; None when ``mask`` is None.
+        """
         return None if self.mask is None else mask_block(self.mask, self.batch, rows, cols)
 
 
@@ -147,18 +178,32 @@ class AndPlan:
 
     @property
     def tiles(self) -> Tiles:
+        """The rule's tiles: those of ``sparse``."""
         return self.sparse.tiles
 
     def keep(self, rows: slice, cols: slice, device: torch.device | None = None) -> Tensor | None:
+        """What both plans keep of one tile (see ``Plan.keep``); None if both keep all of it."""
         kept = [p.keep(rows, cols, device) for p in (self.sparse, self.dense)]
         present = [k for k in kept if k is not None]
         return present[0] & present[1] if len(present) == 2 else next(iter(present), None)
 
 
 def mask_block(mask: Tensor, batch: torch.Size, rows: slice, cols: slice) -> Tensor:
-    """The part of a mask broadcastable to (*batch, L, S) that covers one tile:
-    (B, b_q or 1, b_k or 1). Only this block is ever expanded (a view where the mask broadcasts over
-    all of ``batch``, a block-sized copy otherwise), never the mask to (..., L, S)."""
+    """The part of a mask that covers one tile, its batch dimensions flattened into B.
+
+    Only this block is ever expanded, never the mask to (..., L, S): it is a view where the
+    mask broadcasts over all of ``batch`` or over none of it, and a block-sized copy where it
+    broadcasts over some of it.
+
+    Args:
+        mask: Broadcastable to ``(*batch, L, S)``.
+        batch: The batch dimensions, flattened into B.
+        rows: The tile's block of query rows.
+        cols: The tile's block of keys.
+
+    Returns:
+        ``(B, b_q or 1, b_k or 1)``: a dimension of size 1 in ``mask`` stays 1.
+    """
     rows = rows if mask.size(-2) > 1 else slice(None)
     cols = cols if mask.size(-1) > 1 else slice(None)
     block = mask[..., rows, cols]
@@ -167,7 +212,16 @@ def mask_block(mask: Tensor, batch: torch.Size, rows: slice, cols: slice) -> Ten
 
 
 def every_tile(L: int, S: int, block_size: tuple[int, int]) -> Tiles:
-    """Each block of query rows with every block of keys: what a plan without a rule visits."""
+    """Each block of query rows with every block of keys: what a plan without a rule visits.
+
+    Args:
+        L: The number of queries.
+        S: The number of keys.
+        block_size: ``(b_q, b_k)``; the last block of each may be shorter.
+
+    Returns:
+        For each block of query rows, a slice, with the slices of every block of keys.
+    """
     b_q, b_k = block_size
     blocks = tuple(slice(j, min(j + b_k, S)) for j in range(0, S, b_k))
     return tuple((slice(i, min(i + b_q, L)), blocks) for i in range(0, L, b_q))
@@ -214,9 +268,10 @@ def plan_tiles(
 
     Raises:
         TypeError: If ``mask_mod`` is not a function or does not return a bool tensor, a size
-            is not an int, or ``block_size`` is neither an int nor a pair.
-        ValueError: If a size or the block size is below 1, ``q_offset`` below 0, or the
-            mask does not broadcast to (N, H, L, S).
+            or ``q_offset`` is not an int, or ``block_size`` is neither an int nor a pair.
+        ValueError: If a size or the block size is below 1, ``q_offset`` below 0, the mask
+            does not broadcast to (N, H, L, S), or ``mask_mod`` indexes a tensor it captured
+            out of range.
 
     Examples:
         >>> from attention_ref.mask_mods import causal
