@@ -233,15 +233,15 @@ def kv_cache_numel(
     $$\text{MHA, GQA, MQA: } 2 \cdot \text{layers} \cdot N \cdot H_{kv} \cdot S \cdot D
       \qquad \text{MLA: } \text{layers} \cdot N \cdot S \cdot (d_c + d_h^R)$$
 
-    With ``kv_heads`` and ``head_dim``: one key and one value per token, per key/value head
-    and per layer, each ``head_dim`` wide. Compared with multi-head attention
-    (``kv_heads = num_heads``), grouped-query attention divides it by ``num_heads / kv_heads``
-    and multi-query attention (``kv_heads=1``) by ``num_heads``. With
-    ``kv_lora_rank`` ($d_c$) and ``qk_rope_head_dim`` ($d_h^R$): multi-head latent
-    attention, which caches per token and layer only the compressed latent and the one
-    rotary key that all heads share. A rolling cache (``window``, ``sink_tokens``, as in
-    [`KVCache`][attention_ref.KVCache]) holds at most ``sink_tokens + window`` tokens: S, the
-    tokens held, is ``tokens``, or ``min(tokens, sink_tokens + window)`` with a ``window``.
+    With ``kv_heads`` and ``head_dim``: one key and one value per token, per key/value head and
+    per layer, each ``head_dim`` wide. Compared with multi-head attention (``kv_heads =
+    num_heads``), grouped-query attention divides it by ``num_heads / kv_heads`` and multi-query
+    attention (``kv_heads=1``) by ``num_heads``. With ``kv_lora_rank`` (R, DeepSeek's $d_c$) and
+    ``qk_rope_head_dim`` (D_rope, $d_h^R$): multi-head latent attention, which caches per token
+    and layer only the compressed latent and the one rotary key that all heads share. A rolling
+    cache (``window``, ``sink_tokens``, as in [`KVCache`][attention_ref.KVCache]) holds at most
+    ``sink_tokens + window`` tokens: S, the tokens held, is ``tokens``, or ``min(tokens,
+    sink_tokens + window)`` with a ``window``.
     Times 2 bytes in float16/bfloat16 it is the cache's memory.
 
     Args:

@@ -26,7 +26,8 @@ __all__ = ["TinyDecoder", "generate"]
 
 class TinyDecoder(nn.Module):
     """A decoder-only language model: a stack of Llama-style
-    [`DecoderBlock`][attention_ref.DecoderBlock]s between an embedding and a read-out.
+    [`DecoderBlock`][attention_ref.DecoderBlock]s between an embedding and a final RMSNorm
+    with a read-out.
 
     Each block has ``dim_feedforward = 4 * d_model`` and rotary positions of base 10000
     (``rope_base=10000.0``), and is called with ``is_causal=True``.

@@ -30,9 +30,9 @@ class TransformerEncoderLayer(nn.Module):
     r"""One encoder layer, batch-first, with the arguments of ``nn.TransformerEncoderLayer``.
 
     $$\begin{aligned} h &= \operatorname{LayerNorm}(x + \operatorname{MultiHead}(x, x, x)) \\
-      y &= \operatorname{LayerNorm}(h + \sigma(h W_1 + b_1) W_2 + b_2) \end{aligned}$$
+      y &= \operatorname{LayerNorm}(h + \phi(h W_1 + b_1) W_2 + b_2) \end{aligned}$$
 
-    with $\sigma$ the activation; Post-LN, the default (``norm_first=True`` normalizes before
+    with $\phi$ the activation; Post-LN, the default (``norm_first=True`` normalizes before
     each sub-layer instead).
 
     Args:

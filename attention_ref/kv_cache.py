@@ -224,11 +224,12 @@ class KVCache(_TokenCache):
 class LatentCache(_TokenCache):
     r"""What multi-head latent attention caches per token: its latent and its rotated key.
 
-    ``latent`` is $c^{KV}$ ``(N, 1, S, R)`` and ``rope_key`` the shared rotated key $k^R$
-    ``(N, 1, S, D_rope)``: ``R + D_rope`` numbers per token and layer, shared by all heads
-    (independent of H). The positions, ``window`` and ``sink_tokens`` work as in
-    [`KVCache`][attention_ref.KVCache]: ``LatentCache(window=W, sink_tokens=s)`` is a rolling
-    cache.
+    ``latent`` is $c^{KV}$ ``(N, 1, S, R)``, R = ``kv_lora_rank``, and ``rope_key`` the rotated
+    key $k^R$ shared by all heads, ``(N, 1, S, D_rope)``, D_rope = ``qk_rope_head_dim`` (see
+    [`MultiHeadLatentAttention`][attention_ref.MultiHeadLatentAttention]): ``R + D_rope``
+    numbers per token and layer, independent of H. The positions, ``window`` and ``sink_tokens``
+    work as in [`KVCache`][attention_ref.KVCache]: ``LatentCache(window=W, sink_tokens=s)`` is a
+    rolling cache.
 
     Args:
         window: W, how many recent tokens to keep; ``None`` keeps every token. Keyword-only.

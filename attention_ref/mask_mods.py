@@ -16,7 +16,8 @@ come after cached keys, ``create_mask(..., q_offset=...)`` passes ``q_idx + q_of
 - combinators: ``and_masks``, ``or_masks``, ``not_mask``;
 - ``create_mask``: the rule as a bool (N, H, L, S) tensor;
 - ``block_sparsity``: the percentage of (b_q × b_k) tiles the rule leaves empty;
-- from ``attention_ref.flex``: the score functions ``alibi``, ``softcap``, ``relative_bias``
+- defined in ``attention_ref.flex`` and importable from here: the score functions ``alibi``,
+  ``softcap``, ``relative_bias``
   (each returns a ``score_mod(score, b, h, q_idx, kv_idx)``, the new score) and
   ``flex_reference``, FlexAttention's semantics in plain PyTorch.
 

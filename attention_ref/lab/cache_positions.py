@@ -82,8 +82,8 @@ def generate_with_cache_positions(
 ) -> Tensor:
     """Greedy decoding with StreamingLLM's positions within a rolling cache.
 
-    As [`generate`][attention_ref.generate]``(model, prompt, max_new_tokens,
-    cache_window=window, sink_tokens=sink_tokens)``, each query sees the first
+    As ``generate(model, prompt, max_new_tokens, cache_window=window, sink_tokens=sink_tokens)``
+    ([`generate`][attention_ref.generate]), each query sees the first
     ``sink_tokens`` tokens and the last ``window``, itself included; but the keys are
     rotated by their places in the cache, not by their tokens' positions.
 

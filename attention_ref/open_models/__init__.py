@@ -47,8 +47,8 @@ def from_hf(module: Any) -> nn.Module:
     default ``0 … L-1`` (read by rotary positions and Llama 4's temperature, ignored by a layer
     without them). With ``is_causal=True`` it attends causally; a sliding or chunked layer (per
     the config) also keeps its window or chunk, whatever ``is_causal``. BERT
-    (``BertSelfAttention``, ``BertLayer``) is bidirectional unless its config sets
-    ``is_decoder``: call it with ``is_causal=False`` and the padding as ``attn_mask``.
+    (``BertSelfAttention``, ``BertLayer``) is bidirectional: call it with ``is_causal=False``
+    and the padding as ``attn_mask`` (``is_causal=True`` if its config sets ``is_decoder``).
 
     An attention module returns what ``MultiHeadAttention`` returns, ``(output, weights)``; a
     ``MultiHeadLatentAttention`` (built for ``DeepseekV3Attention`` and ``MiniCPM3Attention``)
