@@ -1,8 +1,4 @@
-"""attention_ref: the attention mechanism in small, readable PyTorch, tested against PyTorch.
-
-Shapes are batch-first: N batch, H heads, L queries, S keys (PyTorch's letters), E model width,
-D one head's width; the glossary's shape legend lists them all.
-"""
+"""attention_ref: the attention mechanism in small, readable PyTorch, tested against PyTorch."""
 
 from .attention import attention_weights, scaled_dot_product_attention
 from .chunked import chunked_attention

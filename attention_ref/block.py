@@ -1,6 +1,6 @@
 """A Transformer layer put together from parts: an attention, a feed-forward network, a wiring.
 
-[`DecoderBlock`][attention_ref.DecoderBlock] is the one layer the course builds, with
+[`DecoderBlock`][attention_ref.DecoderBlock] is the one layer these pages build, with
 options; ``Block`` takes the three parts already made, so that any open model's layer is the
 same few lines: ``Block(MultiHeadAttention(...), FeedForward(...), PreNorm(n1, n2))`` for
 Llama, ``Parallel`` for GPT-NeoX, ``Sandwich`` for Gemma (``attention_ref.residual``).

@@ -88,16 +88,16 @@ def attention_flops(
     $$\text{softmax, local: } 2 \cdot P \cdot (d_k + d_v) \qquad
       \text{linear: } 2 \cdot (n + m) \cdot d_k \cdot (d_v + 1)$$
 
-    ``P`` is the number of scored pairs
-    ([`attended_pairs`][attention_ref.cost.attended_pairs]): ``n·m``, the causal triangle, or
-    the band of ``window``. Softmax: ``Q K^T`` costs ``2·P·d_k`` and the
-    weights times ``V`` ``2·P·d_v``, so ``4·n²·d`` for ``n = m``, ``d_k = d_v = d``: the
-    quadratic term. Linear: ``φ(K)^T [V, 1]`` and ``φ(Q) [KV, z]``; causal or not, each key is
-    added to the summary once and each query reads it once (the recurrent form; the chunked form
-    of [`linear_attention`][attention_ref.linear_attention] adds ``2·n·C·(d_k + d_v)``, with
-    ``C = chunk_size``). Non-causal, ``chunked_attention`` has the softmax count: the same
-    products, in blocks. Causal, it skips the blocks above the diagonal but computes the
-    diagonal blocks whole, so a little more than the triangle.
+    ``P`` is the number of scored pairs ([`attended_pairs`][attention_ref.cost.attended_pairs]):
+    ``n·m``, the causal triangle, or the band of ``window``. Softmax: ``Q K^T`` costs
+    ``2·P·d_k`` and the weights times ``V`` ``2·P·d_v``, so ``4·n²·d`` for ``n = m``, ``d_k =
+    d_v = d``: the quadratic term. Linear: ``φ(K)^T [V, 1]`` (the summary φ(K)ᵀV and its
+    normalizer φ(K)ᵀ1) and φ(Q) times it; causal or not, each key is added to the summary once
+    and each query reads it once (the recurrent form; the chunked form of
+    [`linear_attention`][attention_ref.linear_attention] adds ``2·n·C·(d_k + d_v)``, with ``C =
+    chunk_size``). Non-causal, ``chunked_attention`` has the softmax count: the same products,
+    in blocks. Causal, it skips the blocks above the diagonal but computes the diagonal blocks
+    whole, so a little more than the triangle.
 
     Args:
         n: Queries (L).

@@ -27,9 +27,9 @@ __all__ = ["TransformerDecoderLayer"]
 class TransformerDecoderLayer(nn.Module):
     r"""One decoder layer, batch-first, with the arguments of ``nn.TransformerDecoderLayer``.
 
-    $$\begin{aligned} h_1 &= \operatorname{LN}(x + \operatorname{MultiHead}(x, x, x;\ M)) \\
-      h_2 &= \operatorname{LN}(h_1 + \operatorname{MultiHead}(h_1, m, m)) \\
-      y &= \operatorname{LN}(h_2 + \operatorname{FFN}(h_2)) \end{aligned}$$
+    $$\begin{aligned} h_1 &= \operatorname{LayerNorm}(x + \operatorname{MultiHead}(x, x, x;\ M)) \\
+      h_2 &= \operatorname{LayerNorm}(h_1 + \operatorname{MultiHead}(h_1, m, m)) \\
+      y &= \operatorname{LayerNorm}(h_2 + \operatorname{FFN}(h_2)) \end{aligned}$$
 
     with $M$ the target mask (``tgt_mask`` and/or the causal mask of ``tgt_is_causal=True``;
     none by default) and $m$ the encoder's output (memory); Post-LN, the default

@@ -141,10 +141,10 @@ class KVCache(_TokenCache):
     "attention sinks") and the ``W`` most recent ones, never more than ``sink_tokens + W``. A query
     at position ``t`` then sees the keys ``j <= t`` with ``j < sink_tokens`` or ``t - W < j``, as
     [`sliding_window_mask`][attention_ref.sliding_window_mask] with ``sink_tokens`` allows:
-    ``rule()`` is that rule over positions, and ``visible`` the mask it gives for the keys the last
-    ``update`` returned, whose positions are ``cache.positions``. ``cache.held_positions`` are those
-    of the entries held now, which the next ``update`` returns first (to pick the columns of a
-    padding mask, say).
+    ``rule()`` returns that rule over positions. ``visible(...)`` returns the mask it gives for
+    the keys the last ``update`` returned (their positions are ``cache.positions``).
+    ``cache.held_positions`` are those of the entries held now, which the next ``update``
+    returns first (to pick the columns of a padding mask, say).
 
     Args:
         window: W, how many recent tokens to keep (each query counts itself); ``None``

@@ -209,7 +209,7 @@ def to_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None)
 
 
 def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = None) -> Tensor:
-    """Convert an SDPA bool mask (True = may attend) into the mask ``convention`` expects.
+    """Convert an SDPA bool mask (True = may attend) into the mask that ``convention`` expects.
 
     The inverse of [`to_sdpa_mask`][attention_ref.to_sdpa_mask]:
     ``to_sdpa_mask(from_sdpa_mask(m, c), c)`` gives ``m`` back for the shapes each convention

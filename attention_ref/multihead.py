@@ -170,7 +170,7 @@ class MultiHeadAttention(nn.Module):
                 cache top-left-aligned, with one bottom-right).
             mask_mod: A mask function for this call only, as at construction.
             need_weights: Also return the attention weights (only without an ``attention_fn``).
-            positions: The positions ``rope_base`` and ``qk_parts`` rotate at, ``(L,)`` or
+            positions: The positions that ``rope_base`` and ``qk_parts`` read, ``(L,)`` or
                 ``(N, L)``; default ``arange(L)``, after the cache's ``tokens_seen`` tokens.
             kv_cache: Self-attention only: the earlier tokens' keys and values, to which the new
                 ones (after rotary positions) are appended.

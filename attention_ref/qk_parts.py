@@ -9,7 +9,7 @@ temperature on the queries (Llama 4's layers without positions). Each part is a 
 ``Rotary`` acts before it (Qwen3) and one listed after acts after it (Llama 4).
 
 Shape legend: N batch, H query heads, H_kv key/value heads, L queries, S keys, D head width,
-R the rotated features of each head.
+D_rot the rotated features of each head.
 """
 
 from __future__ import annotations
@@ -27,16 +27,17 @@ __all__ = ["HeadLayerNorm", "QKNorm", "QueryTemperature", "Rotary"]
 class Rotary(nn.Module):
     r"""Rotary positions (RoPE) on the first ``rotary_dim`` features of every head.
 
-    The first $R$ features of each query and key head are rotated by
-    [`apply_rope`][attention_ref.apply_rope], the pair $i = 0, \dots, R/2 - 1$ at position $t$
-    by the angle $t\,\mathrm{base}^{-2i/R}$; the other $D - R$ pass through unchanged.
-    GPT-NeoX and StableLM rotate a quarter of each head by default, GLM and Nemotron half.
+    The first $D_{\text{rot}}$ features of each query and key head are rotated by
+    [`apply_rope`][attention_ref.apply_rope], the pair $i = 0, \dots, D_{\text{rot}}/2 - 1$ at
+    position $t$ by the angle $t\,\mathrm{base}^{-2i/D_{\text{rot}}}$; the other $D -
+    D_{\text{rot}}$ pass through unchanged. GPT-NeoX and StableLM rotate a quarter of each head
+    by default, GLM and Nemotron half.
 
     Args:
         base: The base of the angles (10000 in Llama 2, 500000 in Llama 3).
         interleaved: Pair features ``2i`` and ``2i + 1`` (GPT-J, GLM, Cohere) instead of
-            ``i`` and ``i + R/2`` (Llama's ``rotate_half``; the default).
-        rotary_dim: R, how many leading features of each head rotate; even; ``None`` means
+            ``i`` and ``i + D_rot/2`` (Llama's ``rotate_half``; the default).
+        rotary_dim: D_rot, how many leading features of each head rotate; even; ``None`` means
             all of them.
 
     Examples:
@@ -44,7 +45,7 @@ class Rotary(nn.Module):
         >>> from attention_ref.qk_parts import Rotary
         >>> q, k = torch.randn(1, 2, 3, 8), torch.randn(1, 1, 3, 8)  # (N, H, L, D), (N, H_kv, S, D)
         >>> rq, rk = Rotary(10000.0, rotary_dim=4)(q, k, torch.arange(3))
-        >>> # features past R unchanged; position 0 not rotated
+        >>> # features past D_rot unchanged; position 0 not rotated
         >>> torch.equal(rq[..., 4:], q[..., 4:]), torch.equal(rq[..., 0, :], q[..., 0, :])
         (True, True)
     """
@@ -62,12 +63,12 @@ class Rotary(nn.Module):
         )
 
     def rotate(self, x: Tensor, positions: Tensor) -> Tensor:
-        """``x`` ``(..., L, D)`` with its first R features rotated at ``positions``."""
-        R = x.size(-1) if self.rotary_dim is None else self.rotary_dim
-        if x.size(-1) < R:
-            raise ValueError(f"rotary_dim: {R} is more than the head width {x.size(-1)}")
-        turned = apply_rope(x[..., :R], positions, base=self.base, interleaved=self.interleaved)
-        return torch.cat((turned, x[..., R:]), dim=-1)  # (..., L, D)
+        """``x`` ``(..., L, D)`` with its first D_rot features rotated at ``positions``."""
+        rot = x.size(-1) if self.rotary_dim is None else self.rotary_dim  # D_rot
+        if x.size(-1) < rot:
+            raise ValueError(f"rotary_dim: {rot} is more than the head width {x.size(-1)}")
+        turned = apply_rope(x[..., :rot], positions, base=self.base, interleaved=self.interleaved)
+        return torch.cat((turned, x[..., rot:]), dim=-1)  # (..., L, D)
 
     def forward(self, q: Tensor, k: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """Rotate queries and keys, both at ``positions`` (self-attention)."""

@@ -236,16 +236,16 @@ def mask_gallery(num_heads: int = 4) -> dict[str, dict[str, Tensor]]:
     signed, made for causal attention: inside the prefix-LM's two-way prefix, keys after the
     query get a positive bias, so the prefix rows lean toward the prefix's last key.
     The gallery holds a causal mask, a sliding window of 3 with one sink token
-    (``sliding_window_mask(..., sink_tokens=1)``), a document mask for two sentences of
-    ``GALLERY_TOKENS`` (with causal), a prefix-LM with a prefix of 3, chunks of 4, a dilated
-    window (4 keys, 2 apart), and a causal mask with a sink logit per head, fixed here at 0
-    (learned in gpt-oss), whose rows sum to less than 1.
+    (``sliding_window_mask(..., sink_tokens=1)``), a document mask for the two sentences of
+    ``GALLERY_TOKENS``, "The cat sat . A dog ran ." (with causal), a prefix-LM with a prefix of
+    3, chunks of 4, a dilated window (4 keys, 2 apart), and a causal mask with a sink logit per
+    head, fixed here at 0 (learned in gpt-oss), whose rows sum to less than 1.
 
     Args:
         num_heads: H: how many ALiBi slopes.
 
     Returns:
-        ``{name: {"weights": (H, L, L), "mask": (L, L) bool}}``, L = len(GALLERY_TOKENS).
+        ``{name: {"weights": (H, L, L), "mask": (L, L) bool}}``, L = len(GALLERY_TOKENS) = 8.
 
     Examples:
         >>> from attention_ref.lab.attention_maps import mask_gallery

@@ -121,7 +121,7 @@ def train_with_positions(
     The loss is the cross-entropy of the previous token at positions 1 to L - 1.
 
     Args:
-        encoding: One of ``ENCODINGS``.
+        encoding: One of ``ENCODINGS``: ``"none"``, ``"sinusoidal"``, ``"learned"``, ``"rope"``.
         steps: Adam steps; 0 returns the untrained model (same seed, same initial weights).
         seed: Seeds the initial weights and the batches; the CPU's global RNG is left untouched.
         train_length: L, the length of every training sequence.
