@@ -97,7 +97,9 @@ def attention_flops(
     [`linear_attention`][attention_ref.linear_attention] adds ``2·n·C·(d_k + d_v)``, with ``C =
     chunk_size``). Non-causal, ``chunked_attention`` has the softmax count: the same products,
     in blocks. Causal, it skips the blocks above the diagonal but computes the diagonal blocks
-    whole, so a little more than the triangle.
+    whole, so a little more than the triangle. Local, this is the band's count; the tiles of
+    ``sliding_window_attention`` compute each block of b queries against the b + 2w - 2 keys in
+    its reach (b + w - 1 causal), more than the band when w is small next to b.
 
     Args:
         n: Queries (L).

@@ -97,7 +97,7 @@ class TransformerDecoderLayer(nn.Module):
         memory_mask: Tensor | None = None,
         tgt_is_causal: bool = False,
     ) -> Tensor:
-        """Apply the layer to ``tgt`` ``(N, T, E)`` given ``memory`` ``(N, S, E)``.
+        """Apply the layer to ``tgt`` ``(N, T, E)``, T target tokens, and ``memory`` ``(N, S, E)``.
 
         Masks follow the SDPA convention (boolean True = may attend; PyTorch's
         ``nn.TransformerDecoderLayer`` means the opposite): ``tgt_mask`` broadcastable to

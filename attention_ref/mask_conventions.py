@@ -214,7 +214,7 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
     The inverse of [`to_sdpa_mask`][attention_ref.to_sdpa_mask]:
     ``to_sdpa_mask(from_sdpa_mask(m, c), c)`` gives ``m`` back for the shapes each convention
     uses. Pass the same ``num_heads`` both ways for a 4-D ``"mha_attn_mask"`` (``m`` comes
-    back expanded over the heads). A 3-D ``m`` comes back from ``"masked_fill"`` as
+    back expanded over the heads). Through ``"masked_fill"`` and back, a 3-D ``m`` returns as
     ``(N, 1, L, S)``: that convention reads a 3-D mask as ``(N, L, S)``, SDPA as
     ``(H, L, S)``, so give a per-head mask as ``(1, H, L, S)``.
 
@@ -272,15 +272,15 @@ def to_additive_mask(
     """Turn an SDPA bool mask into a float mask that is added to the scores.
 
     0 where ``mask`` is True (may attend); where it is False, ``torch.finfo(dtype).min`` (the
-    most negative finite number, ``fill="min"``) or ``-inf`` (``fill="-inf"``). Both remove
-    a key from a row that still has another one. They differ on a **fully masked row**: with
+    most negative finite number, ``fill="min"``) or ``-inf`` (``fill="-inf"``). Both remove a
+    key from a row that still has another one. They differ on a **fully masked row**: with
     ``-inf``, a plain softmax gives NaN (attention_ref and SDPA give zeros); with the finite
-    minimum, in float32 and bfloat16, every score in the row rounds to that minimum, so the
-    row becomes uniform. float16 is too coarse near its minimum (the spacing there is 32): the
-    row keeps a trace of the scores, and a score of -16 or below plus the minimum overflows to
-    -inf, so the row is NaN again; a bool mask with a safe softmax has no such edge. Never use
-    a fixed number such as -1e9: it does not fit in float16, where ``masked_fill`` with it
-    raises an overflow error and a tensor of it holds -inf.
+    minimum, in float32 and bfloat16, every score in the row rounds to that minimum, so the row
+    becomes uniform. float16 is too coarse near its minimum (the spacing there is 32): the row
+    keeps a trace of the scores, and a score of -16 or below plus the minimum overflows to -inf:
+    that key drops out, and a row where every score does is NaN again; a bool mask with a safe
+    softmax has no such edge. Never use a fixed number such as -1e9: it does not fit in float16,
+    where ``masked_fill`` with it raises an overflow error and a tensor of it holds -inf.
 
     Args:
         mask: Bool, True = may attend, any shape.

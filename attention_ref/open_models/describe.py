@@ -38,10 +38,10 @@ def _norm(norm: nn.Module) -> str:
 def describe_part(part: nn.Module, head_dim: int) -> dict[str, Any]:
     """One part of ``qk_parts`` as a dict: its kind and what it is set to.
 
-    ``{"part": "rope", "fraction", "pairing", "base"}`` for ``Rotary`` (``fraction`` is R / D,
-    D being ``head_dim``; ``pairing`` ``"half"`` or ``"interleaved"``),
-    ``{"part": "qk_norm", "norm", "over"}`` for ``QKNorm`` (``over`` ``"head"`` or
-    ``"whole"``), ``{"part": "temperature", "floor_scale", "attn_scale"}`` for
+    ``{"part": "rope", "fraction", "pairing", "base"}`` for ``Rotary`` (``fraction`` is D_rot /
+    D, the rotated share of each head, D being ``head_dim``; ``pairing`` ``"half"`` or
+    ``"interleaved"``), ``{"part": "qk_norm", "norm", "over"}`` for ``QKNorm`` (``over``
+    ``"head"`` or ``"whole"``), ``{"part": "temperature", "floor_scale", "attn_scale"}`` for
     ``QueryTemperature``; for any other part, ``{"part": its class name}``.
     """
     if isinstance(part, Rotary):
