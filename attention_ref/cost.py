@@ -53,7 +53,7 @@ def attended_pairs(n: int, m: int, is_causal: bool = False, window: int | None =
     """How many (query i, key j) pairs are scored: n·m, the causal triangle, or the band.
 
     Positions are top-left aligned (query ``i`` and key ``i`` are the same position), as in
-    PyTorch's ``is_causal`` and [`sliding_window_mask`][attention_ref.sliding_window_mask].
+    PyTorch's ``is_causal`` and in [`sliding_window_mask`][attention_ref.sliding_window_mask].
 
     Examples:
         >>> from attention_ref.cost import attended_pairs
