@@ -214,9 +214,10 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
     The inverse of [`to_sdpa_mask`][attention_ref.to_sdpa_mask]:
     ``to_sdpa_mask(from_sdpa_mask(m, c), c)`` gives ``m`` back for the shapes each convention
     uses. Pass the same ``num_heads`` both ways for a 4-D ``"mha_attn_mask"`` (``m`` comes
-    back expanded over the heads). Through ``"masked_fill"`` and back, a 3-D ``m`` returns as
-    ``(N, 1, L, S)``: that convention reads a 3-D mask as ``(N, L, S)``, SDPA as
-    ``(H, L, S)``, so give a per-head mask as ``(1, H, L, S)``.
+    back expanded over the heads); expand a mask the batch shares to ``(N, H, L, S)`` first,
+    since ``nn.MultiheadAttention`` wants one mask per sequence and head. Through
+    ``"masked_fill"`` and back, a 3-D ``m`` returns as ``(N, 1, L, S)``: that convention reads
+    a 3-D mask as ``(N, L, S)``, SDPA as ``(H, L, S)``, so give it a per-head mask in 4-D.
 
     Args:
         mask: A bool SDPA mask. For ``"mha_key_padding_mask"`` and ``"huggingface"`` it must
