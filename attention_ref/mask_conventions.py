@@ -212,12 +212,13 @@ def from_sdpa_mask(mask: Tensor, convention: str, *, num_heads: int | None = Non
     """Convert an SDPA bool mask (True = may attend) into the mask that ``convention`` expects.
 
     The inverse of [`to_sdpa_mask`][attention_ref.to_sdpa_mask]:
-    ``to_sdpa_mask(from_sdpa_mask(m, c), c)`` gives ``m`` back for the shapes each convention
-    uses. Pass the same ``num_heads`` both ways for a 4-D ``"mha_attn_mask"`` (``m`` comes
-    back expanded over the heads); expand a mask the batch shares to ``(N, H, L, S)`` first,
-    since ``nn.MultiheadAttention`` wants one mask per sequence and head. Through
-    ``"masked_fill"`` and back, a 3-D ``m`` returns as ``(N, 1, L, S)``: that convention reads
-    a 3-D mask as ``(N, L, S)``, SDPA as ``(H, L, S)``, so give it a per-head mask in 4-D.
+    ``to_sdpa_mask(from_sdpa_mask(m, c), c)`` gives ``m`` back, with two exceptions. Through
+    a 4-D ``"mha_attn_mask"``, ``m`` comes back expanded to ``(N, H, L, S)``; pass the same
+    ``num_heads`` both ways. Through ``"masked_fill"``, a 3-D ``m``, which SDPA reads as
+    ``(H, L, S)``, comes back as ``(H, 1, L, S)``: that convention reads 3-D as ``(N, L, S)``,
+    so its heads become the batch; give it a per-head mask in 4-D. Expand a 4-D mask with
+    N = 1 to ``(N, H, L, S)`` before ``"mha_attn_mask"``: a 3-D ``attn_mask`` of
+    ``nn.MultiheadAttention`` holds one mask per sequence and head.
 
     Args:
         mask: A bool SDPA mask. For ``"mha_key_padding_mask"`` and ``"huggingface"`` it must
